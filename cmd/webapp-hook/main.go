@@ -1,0 +1,198 @@
+// Command webapp-hook serves Metacontroller's sync and finalize hooks for the WebApp resource.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/example/webapp-operator/webhook"
+)
+
+// Server timeouts. Metacontroller's default hook timeout is 10s; a sync takes well under a millisecond.
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 15 * time.Second
+	writeTimeout      = 15 * time.Second
+	idleTimeout       = 120 * time.Second
+	maxHeaderBytes    = 64 << 10
+	// defaultShutdownTimeout bounds the drain of in-flight requests after SIGTERM. It stays below
+	// Kubernetes' default terminationGracePeriodSeconds of 30.
+	defaultShutdownTimeout = 20 * time.Second
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+
+	m := NewMain(os.Stderr)
+	if err := m.ParseFlags(os.Args[1:], os.Getenv); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if err := m.Run(ctx); err != nil {
+		m.Logger.Error("exit", "err", err)
+		os.Exit(1)
+	}
+}
+
+// Config is the service configuration, from flags and environment variables.
+type Config struct {
+	// Addr is the listen address, for example ":8080" or "127.0.0.1:0".
+	Addr string
+	// MaxBodyBytes limits hook request bodies.
+	MaxBodyBytes int64
+	// ShutdownTimeout bounds the graceful drain after SIGTERM.
+	ShutdownTimeout time.Duration
+	// LogLevel is debug, info, warn or error.
+	LogLevel string
+}
+
+// Main is the program: it parses its configuration, listens, serves and shuts down gracefully.
+// Tests use it to start the real server on "127.0.0.1:0".
+type Main struct {
+	Config Config
+	Logger *slog.Logger
+
+	stderr   io.Writer
+	listener net.Listener
+	server   *http.Server
+	handler  *webhook.Handler
+	serveErr chan error
+}
+
+// NewMain returns a Main with the default configuration, logging JSON to stderr.
+func NewMain(stderr io.Writer) *Main {
+	return &Main{
+		Config: Config{
+			Addr:            ":8080",
+			MaxBodyBytes:    webhook.DefaultMaxBodyBytes,
+			ShutdownTimeout: defaultShutdownTimeout,
+			LogLevel:        "info",
+		},
+		stderr: stderr,
+	}
+}
+
+// ParseFlags reads the configuration. Each flag may also be set by the environment variable named in
+// its help; a flag given on the command line wins over the environment.
+func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
+	fs := flag.NewFlagSet("webapp-hook", flag.ContinueOnError)
+	fs.SetOutput(m.stderr)
+	c := &m.Config
+	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address (env ADDR)")
+	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "largest accepted request body in bytes; larger ones get 413 (env MAX_BODY_BYTES)")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long to drain in-flight requests after SIGTERM (env SHUTDOWN_TIMEOUT)")
+	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env LOG_LEVEL)")
+
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		key := strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v := getenv(key); v != "" && err == nil {
+			if setErr := fs.Set(f.Name, v); setErr != nil {
+				err = fmt.Errorf("environment %s=%q: %w", key, v, setErr)
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	if c.MaxBodyBytes <= 0 {
+		return fmt.Errorf("-max-body-bytes must be positive, got %d", c.MaxBodyBytes)
+	}
+	if c.ShutdownTimeout <= 0 {
+		return fmt.Errorf("-shutdown-timeout must be positive, got %s", c.ShutdownTimeout)
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return fmt.Errorf("-log-level: %w", err)
+	}
+	m.Logger = slog.New(slog.NewJSONHandler(m.stderr, &slog.HandlerOptions{Level: level}))
+	return nil
+}
+
+// Open listens on Config.Addr and starts serving in the background. Listening first means the
+// address is bound (and Addr known) when Open returns.
+func (m *Main) Open() error {
+	if m.Logger == nil {
+		m.Logger = slog.New(slog.NewJSONHandler(m.stderr, nil))
+	}
+	ln, err := net.Listen("tcp", m.Config.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)
+	}
+	m.listener = ln
+	m.handler = webhook.New(webhook.Options{Logger: m.Logger, MaxBodyBytes: m.Config.MaxBodyBytes})
+	m.server = &http.Server{
+		Handler:           m.handler,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn),
+	}
+	m.serveErr = make(chan error, 1)
+	go func() { m.serveErr <- m.server.Serve(ln) }()
+	m.Logger.Info("serving", "addr", ln.Addr().String())
+	return nil
+}
+
+// Addr is the bound listen address; nil before Open.
+func (m *Main) Addr() net.Addr {
+	if m.listener == nil {
+		return nil
+	}
+	return m.listener.Addr()
+}
+
+// Run opens the server and serves until ctx is done, then closes it gracefully.
+func (m *Main) Run(ctx context.Context) error {
+	if err := m.Open(); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		return m.Close()
+	case err := <-m.serveErr:
+		return fmt.Errorf("serve: %w", err)
+	}
+}
+
+// Close stops the server: /readyz turns 503, new connections are refused, and in-flight requests
+// drain for up to Config.ShutdownTimeout. It is safe to call on a Main that never opened.
+func (m *Main) Close() error {
+	if m.server == nil {
+		return nil
+	}
+	m.handler.SetReady(false)
+	ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
+	defer cancel()
+	m.Logger.Info("shutting down", "timeout", m.Config.ShutdownTimeout.String())
+	if err := m.server.Shutdown(ctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-m.serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}

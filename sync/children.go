@@ -1,0 +1,266 @@
+package sync
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"maps"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	webappv1 "github.com/example/webapp-operator/api/v1"
+)
+
+// Object is one child in apply form: only the fields the hook owns, as Metacontroller expects them.
+type Object = map[string]any
+
+// Labels, names and annotations the hook puts on its children.
+const (
+	// LabelName, LabelInstance and LabelManagedBy are the recommended Kubernetes labels. Together
+	// they form the Deployment's selector, so they never change for the life of a WebApp.
+	LabelName      = "app.kubernetes.io/name"
+	LabelInstance  = "app.kubernetes.io/instance"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// AppName and ManagedBy are the values of LabelName and LabelManagedBy.
+	AppName   = "webapp"
+	ManagedBy = "webapp-hook"
+	// ContainerName is the name of the single container in the pod template.
+	ContainerName = "app"
+	// PortName names the container port and the Service port.
+	PortName = "http"
+	// ServicePort is the port the Service listens on.
+	ServicePort = 80
+	// AnnotationSpecHash records, on the Deployment, a hash of the Deployment spec the hook asked for.
+	// Comparing it with the observed Deployment tells whether the current spec has been applied yet.
+	AnnotationSpecHash = "webapp.example.com/spec-hash"
+	// AnnotationLastApplied is where Metacontroller keeps the apply form it last wrote to a child.
+	AnnotationLastApplied = "metacontroller.k8s.io/last-applied-configuration"
+)
+
+// labelsFor returns the labels shared by the Deployment, its selector, its pod template and the Service.
+func labelsFor(name string) map[string]string {
+	return map[string]string{
+		LabelName:      AppName,
+		LabelInstance:  name,
+		LabelManagedBy: ManagedBy,
+	}
+}
+
+// desiredDeployment builds the Deployment for a valid spec, in apply form, and the hash of its spec.
+// observed is the Deployment already there, or nil. A Deployment's selector is immutable, so when the
+// observed one has a different selector (it was adopted, or made by an older hook) that selector is
+// kept and its labels are added to the pod template, which must match it.
+func desiredDeployment(p *Parent, observed *Child) (Object, string) {
+	labels := labelsFor(p.Name)
+	selector := &metav1.LabelSelector{MatchLabels: labels}
+	podLabels := labels
+	if observed != nil && observed.Deployment.Selector != nil && !equality.Semantic.DeepEqual(observed.Deployment.Selector, selector) {
+		selector = observed.Deployment.Selector
+		podLabels = make(map[string]string, len(labels)+len(selector.MatchLabels))
+		maps.Copy(podLabels, labels)
+		maps.Copy(podLabels, selector.MatchLabels)
+	}
+	container := corev1.Container{
+		Name:  ContainerName,
+		Image: p.Spec.Image,
+		Env:   p.Spec.Env,
+	}
+	if p.Spec.Port != nil {
+		container.Ports = []corev1.ContainerPort{{Name: PortName, ContainerPort: *p.Spec.Port, Protocol: corev1.ProtocolTCP}}
+	}
+	if p.Spec.Resources != nil {
+		container.Resources = *p.Spec.Resources
+	}
+	d := appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: p.Spec.Replicas,
+			Selector: selector,
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{container}},
+			},
+		},
+	}
+	obj := applyForm(&d)
+	hash := specHash(obj["spec"])
+	metadata := obj["metadata"].(map[string]any)
+	metadata["annotations"] = map[string]any{AnnotationSpecHash: hash}
+	return obj, hash
+}
+
+// desiredService builds the ClusterIP Service that exposes spec.port on ServicePort. Call it only when Port is set.
+func desiredService(p *Parent) Object {
+	labels := labelsFor(p.Name)
+	s := corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: labels,
+			Ports: []corev1.ServicePort{{
+				Name:       PortName,
+				Port:       ServicePort,
+				TargetPort: intstr.FromString(PortName),
+				Protocol:   corev1.ProtocolTCP,
+			}},
+		},
+	}
+	return applyForm(&s)
+}
+
+// applyForm converts a typed object to the map Metacontroller applies, without zero-value noise:
+// no creationTimestamp: null, no status: {}, no resources: {}. Such fields would differ from what
+// the apiserver stores and make Metacontroller update the child on every sync.
+func applyForm(typed any) Object {
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
+	if err != nil {
+		// The typed values are built here from validated input; a failure is a programming error.
+		panic(fmt.Sprintf("convert %T to apply form: %v", typed, err))
+	}
+	pruned, _ := prune(obj).(map[string]any)
+	return pruned
+}
+
+// prune drops nulls, empty objects and empty lists, recursively. It never drops false, 0 or "".
+func prune(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			if p := prune(e); p == nil {
+				delete(t, k)
+			} else {
+				t[k] = p
+			}
+		}
+		if len(t) == 0 {
+			return nil
+		}
+		return t
+	case []any:
+		out := t[:0]
+		for _, e := range t {
+			if p := prune(e); p != nil {
+				out = append(out, p)
+			}
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	}
+	return v
+}
+
+// specHash is a short, stable hash of a Deployment spec in apply form. encoding/json sorts map keys,
+// so equal specs always hash alike.
+func specHash(spec any) string {
+	b, err := json.Marshal(spec)
+	if err != nil {
+		panic(fmt.Sprintf("hash deployment spec: %v", err))
+	}
+	h := fnv.New64a()
+	h.Write(b)
+	return fmt.Sprintf("%016x", h.Sum64())
+}
+
+// serverAnnotations are annotations that the apiserver, controllers or clients write; they are not
+// part of a child's apply form.
+var serverAnnotations = map[string]bool{
+	AnnotationLastApplied:                              true,
+	"kubectl.kubernetes.io/last-applied-configuration": true,
+	"deployment.kubernetes.io/revision":                true,
+}
+
+// keptForm returns the apply form that leaves an observed child exactly as it is. It prefers the
+// configuration Metacontroller last applied, because answering that again makes Metacontroller's
+// three-way merge a no-op. A child without it (adopted, or created by other means) is returned as
+// observed, less status and server-set metadata, which equally changes nothing.
+func keptForm(c *Child) Object {
+	if last, ok := c.Annotations[AnnotationLastApplied]; ok {
+		obj, err := decodeObject([]byte(last))
+		if err == nil && sameIdentity(obj, c) {
+			return obj
+		}
+	}
+	observed, err := decodeObject(c.Raw)
+	if err != nil {
+		// DecodeChild has already decoded Raw as an object; this cannot fail.
+		panic(fmt.Sprintf("decode observed %s %s: %v", c.Kind, c.Name, err))
+	}
+	out := Object{}
+	for k, v := range observed {
+		switch k {
+		case "status", "metadata":
+		default:
+			out[k] = v
+		}
+	}
+	meta, _ := observed["metadata"].(map[string]any)
+	kept := map[string]any{"name": c.Name}
+	if c.Namespace != "" {
+		kept["namespace"] = c.Namespace
+	}
+	if labels, ok := meta["labels"].(map[string]any); ok && len(labels) > 0 {
+		kept["labels"] = labels
+	}
+	if annotations, ok := meta["annotations"].(map[string]any); ok {
+		own := map[string]any{}
+		for k, v := range annotations {
+			if !serverAnnotations[k] {
+				own[k] = v
+			}
+		}
+		if len(own) > 0 {
+			kept["annotations"] = own
+		}
+	}
+	out["metadata"] = kept
+	return out
+}
+
+// decodeObject decodes a JSON object keeping numbers exact (as json.Number), so that a kept child
+// is written back with the very numbers it was read with.
+func decodeObject(data []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var obj map[string]any
+	if err := dec.Decode(&obj); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// sameIdentity reports whether an apply form names the same object as the observed child.
+func sameIdentity(obj map[string]any, c *Child) bool {
+	meta, _ := obj["metadata"].(map[string]any)
+	name, _ := meta["name"].(string)
+	return obj["apiVersion"] == c.APIVersion && obj["kind"] == c.Kind && name == c.Name
+}
+
+// scaledToZero returns the kept form of an observed Deployment with spec.replicas set to 0.
+func scaledToZero(c *Child) Object {
+	obj := keptForm(c)
+	spec, ok := obj["spec"].(map[string]any)
+	if !ok {
+		spec = map[string]any{}
+		obj["spec"] = spec
+	}
+	spec["replicas"] = int64(0)
+	return obj
+}
+
+// desiredReplicas is spec.replicas with the default applied.
+func desiredReplicas(spec *webappv1.WebAppSpec) int32 {
+	if spec.Replicas == nil {
+		return webappv1.DefaultReplicas
+	}
+	return *spec.Replicas
+}

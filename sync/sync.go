@@ -1,0 +1,273 @@
+package sync
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	webappv1 "github.com/example/webapp-operator/api/v1"
+)
+
+// FinalizeResyncSeconds is how soon Metacontroller is asked to call finalize again while a teardown
+// waits, so that progress never depends on a watch event arriving.
+const FinalizeResyncSeconds = 5
+
+// Response is the answer to a sync or finalize hook. Its JSON form has only the fields Metacontroller's
+// strict decoding accepts: status, children, resyncAfterSeconds and, from Finalize only, finalized.
+type Response struct {
+	// Status replaces the WebApp's status whole.
+	Status webappv1.WebAppStatus `json:"status"`
+	// Children is every child that should exist; an observed child that is missing here is deleted.
+	// It is never nil, so that it encodes as [] rather than null.
+	Children []Object `json:"children"`
+	// ResyncAfterSeconds asks for one more call after this delay; 0 asks for none.
+	ResyncAfterSeconds float64 `json:"resyncAfterSeconds,omitempty"`
+	// Finalized is set by Finalize only: true once no child is observed.
+	Finalized *bool `json:"finalized,omitempty"`
+}
+
+// Sync answers the sync hook: the children a WebApp should have and its status, computed from the
+// observed children only. now stamps the Ready condition's lastTransitionTime when its status changes.
+//
+// With an invalid spec it returns phase Invalid and every observed child unchanged, so nothing
+// running is deleted or altered. Children of kinds the hook does not manage are also kept unchanged:
+// deleting what it does not understand is never the hook's call. With a valid spec, a Service is
+// desired only when spec.port is set, so removing the port deletes the Service.
+func Sync(req *Request, now time.Time) Response {
+	p := &req.Parent
+	dep := req.observedDeployment()
+	base := baseStatus(p, dep)
+
+	if err := specError(p); err != nil {
+		kept := make([]Object, 0, len(req.Children))
+		for i := range req.Children {
+			kept = append(kept, keptForm(&req.Children[i]))
+		}
+		msg := "Invalid spec, children left unchanged: " + err.Error() + "."
+		return Response{Status: withReady(base, p, now, webappv1.PhaseInvalid, webappv1.ReasonInvalidSpec, msg), Children: kept}
+	}
+
+	deployment, hash := desiredDeployment(p, dep)
+	children := []Object{deployment}
+	if p.Spec.Port != nil {
+		children = append(children, desiredService(p))
+		base.URL = fmt.Sprintf("http://%s.%s.svc", p.Name, p.Namespace)
+	}
+	for i := range req.Children {
+		c := &req.Children[i]
+		if !c.isDeployment() && !c.isService() {
+			children = append(children, keptForm(c))
+		}
+	}
+	phase, reason, msg := rollout(p, dep, hash)
+	return Response{Status: withReady(base, p, now, phase, reason, msg), Children: children}
+}
+
+// Finalize answers the finalize hook with an ordered teardown that is safe to repeat in any state:
+//  1. while a Service (or any child that is not a Deployment) is observed, it is deleted and
+//     Deployments are kept unchanged, so traffic stops before pods do;
+//  2. then each Deployment is scaled to 0, and kept until its status shows no pods;
+//  3. then the Deployment is deleted.
+//
+// Finalized is true only when no child is observed. The spec is not read: a WebApp with an
+// invalid spec is torn down the same way.
+func Finalize(req *Request, now time.Time) Response {
+	p := &req.Parent
+	base := baseStatus(p, req.observedDeployment())
+	var children []Object
+	var services, others, deployments, scaling int
+	for i := range req.Children {
+		c := &req.Children[i]
+		switch {
+		case c.isService():
+			services++
+		case !c.isDeployment():
+			others++
+		}
+	}
+	for i := range req.Children {
+		c := &req.Children[i]
+		if !c.isDeployment() {
+			continue
+		}
+		deployments++
+		switch {
+		case services+others > 0:
+			children = append(children, keptForm(c))
+		case !scaledDown(c):
+			scaling++
+			children = append(children, scaledToZero(c))
+		}
+	}
+
+	done := len(req.Children) == 0
+	var msg string
+	switch {
+	case done:
+		msg = "All children are deleted; the WebApp can go."
+	case services+others > 0:
+		what := count(services, "Service")
+		if others > 0 {
+			what = count(services+others, "child other than Deployments", "children other than Deployments")
+		}
+		msg = fmt.Sprintf("Deleting %s first so that traffic stops; %s %s.", what, count(deployments, "Deployment"), plural(deployments, "remain", "remains"))
+	case scaling > 0:
+		msg = fmt.Sprintf("Scaling %s to zero; %s still running.", count(scaling, "Deployment"), count(int(base.Replicas), "pod"))
+	default:
+		msg = fmt.Sprintf("Deleting %s now that it has no pods.", count(deployments, "Deployment"))
+	}
+	if children == nil {
+		children = []Object{}
+	}
+	resp := Response{
+		Status:    withReady(base, p, now, webappv1.PhaseTerminating, webappv1.ReasonTerminating, msg),
+		Children:  children,
+		Finalized: &done,
+	}
+	if !done {
+		resp.ResyncAfterSeconds = FinalizeResyncSeconds
+	}
+	return resp
+}
+
+// specError is the first reason the spec cannot be used, or nil.
+func specError(p *Parent) error {
+	if p.SpecError != nil {
+		return p.SpecError
+	}
+	return ValidateSpec(p.Spec)
+}
+
+// observedDeployment returns the observed Deployment named after the WebApp, or nil.
+func (r *Request) observedDeployment() *Child {
+	for i := range r.Children {
+		c := &r.Children[i]
+		if c.isDeployment() && c.Name == r.Parent.Name {
+			return c
+		}
+	}
+	return nil
+}
+
+// scaledDown reports whether a Deployment asks for no pods and its controller has confirmed none are left.
+func scaledDown(c *Child) bool {
+	d := c.Deployment
+	return d.Replicas == 0 && d.Status.ObservedGeneration >= c.Generation && d.Status.Replicas == 0
+}
+
+// baseStatus fills in the counts taken from the observed Deployment.
+func baseStatus(p *Parent, dep *Child) webappv1.WebAppStatus {
+	s := webappv1.WebAppStatus{ObservedGeneration: p.Generation}
+	if dep != nil {
+		st := dep.Deployment.Status
+		s.Replicas = st.Replicas
+		s.UpdatedReplicas = st.UpdatedReplicas
+		s.ReadyReplicas = st.ReadyReplicas
+		s.AvailableReplicas = st.AvailableReplicas
+	}
+	return s
+}
+
+// rollout decides phase, reason and message for a valid spec, following `kubectl rollout status`:
+// ready only when the observed Deployment carries the current spec (its spec hash and replicas match),
+// its controller has observed that generation, and every desired replica is updated and available
+// with no old pod left.
+func rollout(p *Parent, dep *Child, hash string) (webappv1.Phase, string, string) {
+	desired := desiredReplicas(&p.Spec)
+	if dep == nil {
+		return webappv1.PhasePending, webappv1.ReasonDeploymentMissing, fmt.Sprintf("Waiting for Deployment %s to be created.", p.Name)
+	}
+	d := dep.Deployment
+	st := d.Status
+	progressing := func(msg string) (webappv1.Phase, string, string) {
+		return webappv1.PhaseProgressing, webappv1.ReasonRolloutInProgress, msg
+	}
+	switch {
+	case dep.Annotations[AnnotationSpecHash] != hash || d.Replicas != desired:
+		return progressing(fmt.Sprintf("Waiting for Deployment %s to be updated to the current spec.", p.Name))
+	case st.ObservedGeneration < dep.Generation:
+		return progressing(fmt.Sprintf("Waiting for Deployment %s's controller to observe generation %d.", p.Name, dep.Generation))
+	}
+	if c := deploymentCondition(st, appsv1.DeploymentProgressing); c != nil && c.Reason == "ProgressDeadlineExceeded" {
+		return webappv1.PhaseDegraded, webappv1.ReasonProgressDeadlineExceeded,
+			fmt.Sprintf("Deployment %s exceeded its progress deadline: %s", p.Name, sentence(c.Message))
+	}
+	switch {
+	case st.UpdatedReplicas < desired:
+		return progressing(fmt.Sprintf("Rollout in progress: %d of %d new replicas updated.", st.UpdatedReplicas, desired))
+	case st.Replicas > st.UpdatedReplicas:
+		return progressing(fmt.Sprintf("Rollout in progress: %s pending termination.", count(int(st.Replicas-st.UpdatedReplicas), "old replica")))
+	case st.AvailableReplicas < desired:
+		return progressing(fmt.Sprintf("Rollout in progress: %d of %d updated replicas available.", st.AvailableReplicas, desired))
+	case st.Replicas != desired || st.UpdatedReplicas != desired:
+		return progressing(fmt.Sprintf("Rollout in progress: %d replicas running, %d desired.", st.Replicas, desired))
+	case desired == 0:
+		return webappv1.PhaseReady, webappv1.ReasonRolloutComplete, "Scaled to zero."
+	}
+	return webappv1.PhaseReady, webappv1.ReasonRolloutComplete, fmt.Sprintf("All %s available and up to date.", count(int(desired), "replica"))
+}
+
+// withReady completes a status with its phase, message, ready flag and Ready condition. The
+// condition keeps its previous lastTransitionTime when its status did not change.
+func withReady(s webappv1.WebAppStatus, p *Parent, now time.Time, phase webappv1.Phase, reason, msg string) webappv1.WebAppStatus {
+	s.Phase = phase
+	s.Ready = phase == webappv1.PhaseReady
+	s.Message = msg
+	status := metav1.ConditionFalse
+	if s.Ready {
+		status = metav1.ConditionTrue
+	}
+	transition := metav1.NewTime(now.UTC().Truncate(time.Second))
+	for _, c := range p.Conditions {
+		if c.Type == webappv1.ConditionReady && c.Status == status && !c.LastTransitionTime.IsZero() {
+			transition = c.LastTransitionTime
+		}
+	}
+	s.Conditions = []metav1.Condition{{
+		Type:               webappv1.ConditionReady,
+		Status:             status,
+		ObservedGeneration: p.Generation,
+		LastTransitionTime: transition,
+		Reason:             reason,
+		Message:            msg,
+	}}
+	return s
+}
+
+func deploymentCondition(st appsv1.DeploymentStatus, t appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == t && st.Conditions[i].Status != corev1.ConditionUnknown {
+			return &st.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// count renders "1 replica" or "3 replicas"; an explicit plural form may follow the singular.
+func count(n int, singular string, pluralForm ...string) string {
+	p := singular + "s"
+	if len(pluralForm) > 0 {
+		p = pluralForm[0]
+	}
+	return fmt.Sprintf("%d %s", n, plural(n, p, singular))
+}
+
+func plural(n int, many, one string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// sentence ends s with a full stop.
+func sentence(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.HasSuffix(s, ".") {
+		return s
+	}
+	return s + "."
+}

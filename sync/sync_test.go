@@ -1,0 +1,577 @@
+package sync_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/sync"
+)
+
+// TestSyncStatus covers every phase rule: what the observed children say, never what is desired.
+func TestSyncStatus(t *testing.T) {
+	p := webapp()
+	want := desiredFor(t, p)
+	dep, svc := want["Deployment"], want["Service"]
+
+	// stale is the Deployment as applied for an older spec (image nginx:1.26).
+	stale := desiredFor(t, webapp(func(p *sync.Parent) { p.Spec.Image = "nginx:1.26" }))["Deployment"]
+
+	tests := []struct {
+		name        string
+		parent      sync.Parent
+		children    []sync.Child
+		wantPhase   webappv1.Phase
+		wantReason  string
+		wantMessage string // a substring
+		wantCounts  [4]int32
+	}{
+		{
+			name:        "nothing observed yet",
+			parent:      p,
+			wantPhase:   webappv1.PhasePending,
+			wantReason:  webappv1.ReasonDeploymentMissing,
+			wantMessage: "Waiting for Deployment hello to be created.",
+		},
+		{
+			name:        "only the Service observed",
+			parent:      p,
+			children:    []sync.Child{observe(t, svc, 1, nil)},
+			wantPhase:   webappv1.PhasePending,
+			wantReason:  webappv1.ReasonDeploymentMissing,
+			wantMessage: "to be created",
+		},
+		{
+			name:        "just created, no status yet",
+			parent:      p,
+			children:    []sync.Child{observe(t, dep, 1, nil), observe(t, svc, 1, nil)},
+			wantPhase:   webappv1.PhaseProgressing,
+			wantReason:  webappv1.ReasonRolloutInProgress,
+			wantMessage: "observe generation 1",
+		},
+		{
+			name:        "rollout complete",
+			parent:      p,
+			children:    []sync.Child{observe(t, dep, 1, depStatus(1, 3, 3, 3, 3)), observe(t, svc, 1, nil)},
+			wantPhase:   webappv1.PhaseReady,
+			wantReason:  webappv1.ReasonRolloutComplete,
+			wantMessage: "All 3 replicas available and up to date.",
+			wantCounts:  [4]int32{3, 3, 3, 3},
+		},
+		{
+			name:        "more available than desired is still complete",
+			parent:      p,
+			children:    []sync.Child{observe(t, dep, 1, depStatus(1, 3, 3, 3, 4))},
+			wantPhase:   webappv1.PhaseReady,
+			wantReason:  webappv1.ReasonRolloutComplete,
+			wantMessage: "available and up to date",
+			wantCounts:  [4]int32{3, 3, 3, 4},
+		},
+		{
+			name:        "image changed, old pods all available",
+			parent:      p,
+			children:    []sync.Child{observe(t, stale, 1, depStatus(1, 3, 3, 3, 3))},
+			wantPhase:   webappv1.PhaseProgressing,
+			wantReason:  webappv1.ReasonRolloutInProgress,
+			wantMessage: "to be updated to the current spec",
+			wantCounts:  [4]int32{3, 3, 3, 3},
+		},
+		{
+			name:        "scale requested, Deployment still has the old count",
+			parent:      webapp(func(p *sync.Parent) { p.Spec.Replicas = ptr(int32(5)) }),
+			children:    []sync.Child{observe(t, dep, 1, depStatus(1, 3, 3, 3, 3))},
+			wantPhase:   webappv1.PhaseProgressing,
+			wantReason:  webappv1.ReasonRolloutInProgress,
+			wantMessage: "to be updated to the current spec",
+			wantCounts:  [4]int32{3, 3, 3, 3},
+		},
+		{
+			name:        "applied, controller has not observed the new generation",
+			parent:      p,
+			children:    []sync.Child{observe(t, dep, 2, depStatus(1, 3, 3, 3, 3))},
+			wantPhase:   webappv1.PhaseProgressing,
+			wantReason:  webappv1.ReasonRolloutInProgress,
+			wantMessage: "observe generation 2",
+			wantCounts:  [4]int32{3, 3, 3, 3},
+		},
+		{
+			name:        "new ReplicaSet still scaling up",
+			parent:      p,
+			children:    []sync.Child{observe(t, dep, 2, depStatus(2, 4, 1, 3, 3))},
+			wantPhase:   webappv1.PhaseProgressing,
+			wantReason:  webappv1.ReasonRolloutInProgress,
+			wantMessage: "1 of 3 new replicas updated",
+			wantCounts:  [4]int32{4, 1, 3, 3},
+		},
+		{
+			name:        "old pods pending termination",
+			parent:      p,
+			children:    []sync.Child{observe(t, dep, 2, depStatus(2, 4, 3, 4, 4))},
+			wantPhase:   webappv1.PhaseProgressing,
+			wantReason:  webappv1.ReasonRolloutInProgress,
+			wantMessage: "1 old replica pending termination",
+			wantCounts:  [4]int32{4, 3, 4, 4},
+		},
+		{
+			name:        "updated but not yet available",
+			parent:      p,
+			children:    []sync.Child{observe(t, dep, 2, depStatus(2, 3, 3, 2, 2))},
+			wantPhase:   webappv1.PhaseProgressing,
+			wantReason:  webappv1.ReasonRolloutInProgress,
+			wantMessage: "2 of 3 updated replicas available",
+			wantCounts:  [4]int32{3, 3, 2, 2},
+		},
+		{
+			name:        "progress deadline exceeded",
+			parent:      p,
+			children:    []sync.Child{observe(t, dep, 2, depStatus(2, 4, 1, 3, 3, deadlineExceeded))},
+			wantPhase:   webappv1.PhaseDegraded,
+			wantReason:  webappv1.ReasonProgressDeadlineExceeded,
+			wantMessage: `exceeded its progress deadline: ReplicaSet "hello-5d8c7" has timed out progressing.`,
+			wantCounts:  [4]int32{4, 1, 3, 3},
+		},
+		{
+			name:        "deadline of an older spec does not count",
+			parent:      p,
+			children:    []sync.Child{observe(t, stale, 2, depStatus(2, 4, 1, 3, 3, deadlineExceeded))},
+			wantPhase:   webappv1.PhaseProgressing,
+			wantReason:  webappv1.ReasonRolloutInProgress,
+			wantMessage: "to be updated to the current spec",
+			wantCounts:  [4]int32{4, 1, 3, 3},
+		},
+		{
+			name:        "scaled to zero",
+			parent:      webapp(func(p *sync.Parent) { p.Spec.Replicas = ptr(int32(0)) }),
+			children:    []sync.Child{observe(t, desiredFor(t, webapp(func(p *sync.Parent) { p.Spec.Replicas = ptr(int32(0)) }))["Deployment"], 3, depStatus(3, 0, 0, 0, 0))},
+			wantPhase:   webappv1.PhaseReady,
+			wantReason:  webappv1.ReasonRolloutComplete,
+			wantMessage: "Scaled to zero.",
+		},
+		{
+			name:        "scaling to zero, pods still terminating",
+			parent:      webapp(func(p *sync.Parent) { p.Spec.Replicas = ptr(int32(0)) }),
+			children:    []sync.Child{observe(t, desiredFor(t, webapp(func(p *sync.Parent) { p.Spec.Replicas = ptr(int32(0)) }))["Deployment"], 3, depStatus(3, 2, 0, 2, 2))},
+			wantPhase:   webappv1.PhaseProgressing,
+			wantReason:  webappv1.ReasonRolloutInProgress,
+			wantMessage: "2 old replicas pending termination",
+			wantCounts:  [4]int32{2, 0, 2, 2},
+		},
+		{
+			name:        "invalid spec keeps the observed counts",
+			parent:      webapp(func(p *sync.Parent) { p.Spec.Image = "" }),
+			children:    []sync.Child{observe(t, dep, 1, depStatus(1, 3, 3, 3, 3))},
+			wantPhase:   webappv1.PhaseInvalid,
+			wantReason:  webappv1.ReasonInvalidSpec,
+			wantMessage: "spec.image: must not be empty",
+			wantCounts:  [4]int32{3, 3, 3, 3},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := sync.Sync(&sync.Request{Parent: tt.parent, Children: tt.children}, now).Status
+			if got.Phase != tt.wantPhase {
+				t.Errorf("phase = %q; want %q (message %q)", got.Phase, tt.wantPhase, got.Message)
+			}
+			if wantReady := tt.wantPhase == webappv1.PhaseReady; got.Ready != wantReady {
+				t.Errorf("ready = %v; want %v", got.Ready, wantReady)
+			}
+			if !strings.Contains(got.Message, tt.wantMessage) {
+				t.Errorf("message = %q; want it to contain %q", got.Message, tt.wantMessage)
+			}
+			if gotCounts := [4]int32{got.Replicas, got.UpdatedReplicas, got.ReadyReplicas, got.AvailableReplicas}; gotCounts != tt.wantCounts {
+				t.Errorf("replicas, updated, ready, available = %v; want %v", gotCounts, tt.wantCounts)
+			}
+			if got.ObservedGeneration != tt.parent.Generation {
+				t.Errorf("observedGeneration = %d; want %d", got.ObservedGeneration, tt.parent.Generation)
+			}
+			if len(got.Conditions) != 1 {
+				t.Fatalf("conditions = %v; want exactly one", got.Conditions)
+			}
+			c := got.Conditions[0]
+			wantStatus := metav1.ConditionFalse
+			if got.Ready {
+				wantStatus = metav1.ConditionTrue
+			}
+			if c.Type != webappv1.ConditionReady || c.Status != wantStatus || c.Reason != tt.wantReason || c.Message != got.Message || c.ObservedGeneration != tt.parent.Generation {
+				t.Errorf("condition = %+v; want Ready=%s reason %s with the status message and generation %d", c, wantStatus, tt.wantReason, tt.parent.Generation)
+			}
+			if !strings.HasSuffix(got.Message, ".") || strings.Count(got.Message, ". ") > 0 {
+				t.Errorf("message = %q; want one sentence ending in a full stop", got.Message)
+			}
+		})
+	}
+}
+
+// TestSyncChildren checks which children are desired and what they contain.
+func TestSyncChildren(t *testing.T) {
+	noPort := webapp(func(p *sync.Parent) { p.Spec.Port = nil })
+	full := webapp(func(p *sync.Parent) {
+		p.Spec.Env = []corev1.EnvVar{
+			{Name: "GREETING", Value: "hello"},
+			{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
+		}
+		p.Spec.Resources = &corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")},
+		}
+	})
+	svc := desiredFor(t, webapp())["Service"]
+	configMap := decodeChild(t, map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "extra", "namespace": "default", "uid": "u1"},
+		"data":     map[string]any{"k": "v"},
+	})
+
+	tests := []struct {
+		name      string
+		parent    sync.Parent
+		children  []sync.Child
+		wantNames []string
+		wantURL   string
+	}{
+		{name: "port set: Deployment and Service", parent: webapp(), wantNames: []string{"Deployment/hello", "Service/hello"}, wantURL: "http://hello.default.svc"},
+		{name: "no port: Deployment only", parent: noPort, wantNames: []string{"Deployment/hello"}},
+		{name: "port removed: the observed Service is deleted", parent: noPort, children: []sync.Child{observe(t, svc, 1, nil)}, wantNames: []string{"Deployment/hello"}},
+		{name: "unknown kinds are kept", parent: webapp(), children: []sync.Child{configMap}, wantNames: []string{"ConfigMap/extra", "Deployment/hello", "Service/hello"}, wantURL: "http://hello.default.svc"},
+		{name: "every optional field", parent: full, wantNames: []string{"Deployment/hello", "Service/hello"}, wantURL: "http://hello.default.svc"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := sync.Sync(&sync.Request{Parent: tt.parent, Children: tt.children}, now)
+			if got := names(resp.Children); !slices.Equal(got, tt.wantNames) {
+				t.Errorf("children = %v; want %v", got, tt.wantNames)
+			}
+			if resp.Status.URL != tt.wantURL {
+				t.Errorf("url = %q; want %q", resp.Status.URL, tt.wantURL)
+			}
+			if resp.Finalized != nil {
+				t.Errorf("finalized = %v; want it absent from a sync answer", *resp.Finalized)
+			}
+			for _, c := range resp.Children {
+				assertApplyForm(t, c)
+			}
+		})
+	}
+
+	t.Run("deployment contents", func(t *testing.T) {
+		dep := desiredFor(t, full)["Deployment"]
+		labels := map[string]any{sync.LabelName: sync.AppName, sync.LabelInstance: "hello", sync.LabelManagedBy: sync.ManagedBy}
+		for _, path := range [][]any{
+			{"metadata", "labels"},
+			{"spec", "selector", "matchLabels"},
+			{"spec", "template", "metadata", "labels"},
+		} {
+			if got := field(dep, path...); !reflect.DeepEqual(got, labels) {
+				t.Errorf("%v = %v; want %v", path, got, labels)
+			}
+		}
+		checks := []struct {
+			path []any
+			want any
+		}{
+			{[]any{"apiVersion"}, "apps/v1"},
+			{[]any{"metadata", "namespace"}, "default"},
+			{[]any{"spec", "replicas"}, int64(3)},
+			{[]any{"spec", "template", "spec", "containers", 0, "name"}, sync.ContainerName},
+			{[]any{"spec", "template", "spec", "containers", 0, "image"}, "nginx:1.27"},
+			{[]any{"spec", "template", "spec", "containers", 0, "ports", 0, "containerPort"}, int64(8080)},
+			{[]any{"spec", "template", "spec", "containers", 0, "env", 0, "value"}, "hello"},
+			{[]any{"spec", "template", "spec", "containers", 0, "env", 1, "valueFrom", "fieldRef", "fieldPath"}, "status.podIP"},
+			{[]any{"spec", "template", "spec", "containers", 0, "resources", "requests", "cpu"}, "100m"},
+			{[]any{"spec", "template", "spec", "containers", 0, "resources", "limits", "memory"}, "128Mi"},
+		}
+		for _, c := range checks {
+			if got := field(dep, c.path...); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("%v = %#v; want %#v", c.path, got, c.want)
+			}
+		}
+		if got := field(dep, "metadata", "annotations", sync.AnnotationSpecHash); got == nil || got == "" {
+			t.Errorf("annotation %s missing", sync.AnnotationSpecHash)
+		}
+	})
+
+	t.Run("service contents", func(t *testing.T) {
+		svc := desiredFor(t, webapp())["Service"]
+		checks := []struct {
+			path []any
+			want any
+		}{
+			{[]any{"spec", "type"}, "ClusterIP"},
+			{[]any{"spec", "ports", 0, "port"}, int64(80)},
+			{[]any{"spec", "ports", 0, "targetPort"}, sync.PortName},
+			{[]any{"spec", "selector", sync.LabelInstance}, "hello"},
+		}
+		for _, c := range checks {
+			if got := field(svc, c.path...); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("%v = %#v; want %#v", c.path, got, c.want)
+			}
+		}
+	})
+
+	t.Run("default replicas", func(t *testing.T) {
+		dep := desiredFor(t, webapp(func(p *sync.Parent) { p.Spec.Replicas = nil }))["Deployment"]
+		if got := field(dep, "spec", "replicas"); got != nil {
+			// nil Replicas means the apiserver default of 1; the hook must still ask for exactly 1.
+			if got != int64(1) {
+				t.Errorf("spec.replicas = %v; want 1 or absent", got)
+			}
+		}
+		st := sync.Sync(&sync.Request{Parent: webapp(func(p *sync.Parent) { p.Spec.Replicas = nil }), Children: []sync.Child{observe(t, dep, 1, depStatus(1, 1, 1, 1, 1))}}, now).Status
+		if st.Phase != webappv1.PhaseReady {
+			t.Errorf("phase = %q; want Ready with one replica when replicas is omitted (%s)", st.Phase, st.Message)
+		}
+	})
+
+	t.Run("adopted Deployment keeps its immutable selector", func(t *testing.T) {
+		old := desiredFor(t, webapp())["Deployment"]
+		oldSelector := map[string]any{sync.LabelName: sync.AppName, sync.LabelInstance: "hello"}
+		old["spec"].(map[string]any)["selector"] = map[string]any{"matchLabels": oldSelector}
+		resp := sync.Sync(&sync.Request{Parent: webapp(), Children: []sync.Child{observe(t, old, 1, nil)}}, now)
+		dep := resp.Children[0]
+		if got := field(dep, "spec", "selector", "matchLabels"); !reflect.DeepEqual(got, oldSelector) {
+			t.Errorf("selector = %v; want the observed %v", got, oldSelector)
+		}
+		podLabels, _ := field(dep, "spec", "template", "metadata", "labels").(map[string]any)
+		for k, v := range oldSelector {
+			if podLabels[k] != v {
+				t.Errorf("template label %s = %v; want %v so the selector matches", k, podLabels[k], v)
+			}
+		}
+	})
+}
+
+// TestSyncInvalidSpec checks that an invalid spec reports Invalid and keeps every child unchanged.
+func TestSyncInvalidSpec(t *testing.T) {
+	dep := desiredFor(t, webapp())["Deployment"]
+	svc := desiredFor(t, webapp())["Service"]
+	observed := []sync.Child{observe(t, dep, 4, depStatus(4, 3, 3, 3, 3)), observe(t, svc, 1, nil)}
+
+	tests := []struct {
+		name        string
+		mod         func(*sync.Parent)
+		wantMessage string
+	}{
+		{"empty image", func(p *sync.Parent) { p.Spec.Image = "" }, "spec.image: must not be empty"},
+		{"image with spaces", func(p *sync.Parent) { p.Spec.Image = "nginx 1.27" }, `spec.image: "nginx 1.27" is not a valid image reference`},
+		{"upper-case image", func(p *sync.Parent) { p.Spec.Image = "NGINX" }, "is not a valid image reference"},
+		{"negative replicas", func(p *sync.Parent) { p.Spec.Replicas = ptr(int32(-1)) }, "spec.replicas: must be between 0 and 1000, got -1"},
+		{"too many replicas", func(p *sync.Parent) { p.Spec.Replicas = ptr(int32(1001)) }, "spec.replicas: must be between 0 and 1000, got 1001"},
+		{"port 0", func(p *sync.Parent) { p.Spec.Port = ptr(int32(0)) }, "spec.port: must be between 1 and 65535, got 0"},
+		{"port 70000", func(p *sync.Parent) { p.Spec.Port = ptr(int32(70000)) }, "spec.port: must be between 1 and 65535, got 70000"},
+		{"env name with =", func(p *sync.Parent) { p.Spec.Env = []corev1.EnvVar{{Name: "A=B", Value: "x"}} }, `spec.env[0].name: "A=B" is not a valid environment variable name`},
+		{"empty env name", func(p *sync.Parent) { p.Spec.Env = []corev1.EnvVar{{Name: "OK"}, {Name: ""}} }, `spec.env[1].name: "" is not a valid environment variable name`},
+		{"duplicate env name", func(p *sync.Parent) { p.Spec.Env = []corev1.EnvVar{{Name: "A"}, {Name: "A"}} }, `spec.env[1].name: "A" is listed twice`},
+		{"value and valueFrom", func(p *sync.Parent) {
+			p.Spec.Env = []corev1.EnvVar{{Name: "A", Value: "x", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}
+		}, "spec.env[0]: value and valueFrom are mutually exclusive"},
+		{"request above limit", func(p *sync.Parent) {
+			p.Spec.Resources = &corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
+				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
+			}
+		}, "spec.resources.requests.cpu: 2 must be less than or equal to the limit 1"},
+		{"several problems", func(p *sync.Parent) { p.Spec.Image = ""; p.Spec.Port = ptr(int32(0)) }, "spec.image: must not be empty; spec.port: must be between 1 and 65535, got 0"},
+		{"spec that did not decode", func(p *sync.Parent) {
+			p.SpecError = sync.FieldErrors{{Field: "spec.replicas", Problem: `must be an integer, got "three"`}}
+		}, `spec.replicas: must be an integer, got "three"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := &sync.Request{Parent: webapp(tt.mod), Children: observed}
+			resp := sync.Sync(req, now)
+			if resp.Status.Phase != webappv1.PhaseInvalid {
+				t.Errorf("phase = %q; want Invalid", resp.Status.Phase)
+			}
+			if c := resp.Status.Conditions[0]; c.Reason != webappv1.ReasonInvalidSpec || c.Status != metav1.ConditionFalse {
+				t.Errorf("condition = %s/%s; want False/InvalidSpec", c.Status, c.Reason)
+			}
+			if !strings.Contains(resp.Status.Message, tt.wantMessage) {
+				t.Errorf("message = %q; want it to contain %q", resp.Status.Message, tt.wantMessage)
+			}
+			// Every observed child comes back exactly as Metacontroller last applied it.
+			if got, want := asJSON(t, resp.Children), asJSON(t, []any{lastApplied(t, observed[0]), lastApplied(t, observed[1])}); got != want {
+				t.Errorf("children =\n%s\nwant the observed children unchanged:\n%s", got, want)
+			}
+		})
+	}
+
+	t.Run("nothing observed", func(t *testing.T) {
+		resp := sync.Sync(&sync.Request{Parent: webapp(func(p *sync.Parent) { p.Spec.Image = "" })}, now)
+		if resp.Children == nil || len(resp.Children) != 0 {
+			t.Errorf("children = %#v; want an empty, non-nil list", resp.Children)
+		}
+	})
+}
+
+func lastApplied(t *testing.T, c sync.Child) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(c.Annotations[sync.AnnotationLastApplied]), &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestSyncConditionTransition checks that lastTransitionTime moves only when the status changes.
+func TestSyncConditionTransition(t *testing.T) {
+	dep := desiredFor(t, webapp())["Deployment"]
+	ready := []sync.Child{observe(t, dep, 1, depStatus(1, 3, 3, 3, 3))}
+	progressing := []sync.Child{observe(t, dep, 1, depStatus(1, 3, 1, 3, 3))}
+	prev := func(status metav1.ConditionStatus) func(*sync.Parent) {
+		return func(p *sync.Parent) {
+			p.Conditions = []metav1.Condition{{Type: webappv1.ConditionReady, Status: status, LastTransitionTime: earlier, Reason: "X", Message: "x"}}
+		}
+	}
+	tests := []struct {
+		name     string
+		parent   sync.Parent
+		children []sync.Child
+		want     metav1.Time
+	}{
+		{"first status", webapp(), ready, metav1.NewTime(now)},
+		{"still ready", webapp(prev(metav1.ConditionTrue)), ready, earlier},
+		{"became ready", webapp(prev(metav1.ConditionFalse)), ready, metav1.NewTime(now)},
+		{"still not ready, other reason", webapp(prev(metav1.ConditionFalse)), progressing, earlier},
+		{"became not ready", webapp(prev(metav1.ConditionTrue)), progressing, metav1.NewTime(now)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := sync.Sync(&sync.Request{Parent: tt.parent, Children: tt.children}, now).Status.Conditions[0].LastTransitionTime
+			if !got.Equal(&tt.want) {
+				t.Errorf("lastTransitionTime = %v; want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestFinalize walks the ordered teardown: Service first, then scale to zero, then the Deployment.
+func TestFinalize(t *testing.T) {
+	p := webapp()
+	want := desiredFor(t, p)
+	dep, svc := want["Deployment"], want["Service"]
+	running := observe(t, dep, 2, depStatus(2, 3, 3, 3, 3))
+	zero := map[string]any{}
+	roundTrip(t, dep, &zero)
+	zero["spec"].(map[string]any)["replicas"] = 0
+	draining := observe(t, zero, 3, depStatus(2, 3, 3, 3, 3))
+	drained := observe(t, zero, 3, depStatus(3, 0, 0, 0, 0))
+
+	tests := []struct {
+		name          string
+		parent        sync.Parent
+		children      []sync.Child
+		wantNames     []string
+		wantReplicas  any // spec.replicas of the returned Deployment, if any
+		wantFinalized bool
+		wantMessage   string
+	}{
+		{"service first", p, []sync.Child{running, observe(t, svc, 1, nil)}, []string{"Deployment/hello"}, int64(3), false, "Deleting 1 Service first so that traffic stops; 1 Deployment remains."},
+		{"then scale to zero", p, []sync.Child{running}, []string{"Deployment/hello"}, int64(0), false, "Scaling 1 Deployment to zero; 3 pods still running."},
+		{"wait while pods remain", p, []sync.Child{draining}, []string{"Deployment/hello"}, int64(0), false, "Scaling 1 Deployment to zero; 3 pods still running."},
+		{"then delete the Deployment", p, []sync.Child{drained}, nil, nil, false, "Deleting 1 Deployment now that it has no pods."},
+		{"done", p, nil, nil, nil, true, "All children are deleted; the WebApp can go."},
+		{"invalid spec is torn down alike", webapp(func(p *sync.Parent) { p.Spec.Image = "" }), []sync.Child{running}, []string{"Deployment/hello"}, int64(0), false, "Scaling"},
+		{"other kinds go with the Service", p, []sync.Child{running, decodeChild(t, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "x"}})}, []string{"Deployment/hello"}, int64(3), false, "Deleting 1 child other than Deployments first"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := sync.Finalize(&sync.Request{Parent: tt.parent, Children: tt.children, Finalizing: true}, now)
+			if got := names(resp.Children); !slices.Equal(got, tt.wantNames) {
+				t.Errorf("children = %v; want %v", got, tt.wantNames)
+			}
+			if resp.Children == nil {
+				t.Error("children = nil; want a list, even when empty")
+			}
+			if len(resp.Children) > 0 {
+				if got := field(resp.Children[0], "spec", "replicas"); fmt.Sprint(got) != fmt.Sprint(tt.wantReplicas) {
+					t.Errorf("spec.replicas = %#v; want %#v", got, tt.wantReplicas)
+				}
+			}
+			if resp.Finalized == nil || *resp.Finalized != tt.wantFinalized {
+				t.Errorf("finalized = %v; want %v", resp.Finalized, tt.wantFinalized)
+			}
+			if wantResync := !tt.wantFinalized; (resp.ResyncAfterSeconds > 0) != wantResync {
+				t.Errorf("resyncAfterSeconds = %v; want it set only while waiting", resp.ResyncAfterSeconds)
+			}
+			if resp.Status.Phase != webappv1.PhaseTerminating || resp.Status.Ready {
+				t.Errorf("phase, ready = %q, %v; want Terminating, false", resp.Status.Phase, resp.Status.Ready)
+			}
+			if !strings.Contains(resp.Status.Message, tt.wantMessage) {
+				t.Errorf("message = %q; want it to contain %q", resp.Status.Message, tt.wantMessage)
+			}
+		})
+	}
+}
+
+// TestPure checks that the decision is idempotent and never mutates its input.
+func TestPure(t *testing.T) {
+	dep := desiredFor(t, webapp())["Deployment"]
+	svc := desiredFor(t, webapp())["Service"]
+	for _, parent := range []sync.Parent{webapp(), webapp(func(p *sync.Parent) { p.Spec.Image = "" })} {
+		for name, decide := range map[string]func(*sync.Request, time.Time) sync.Response{"sync": sync.Sync, "finalize": sync.Finalize} {
+			t.Run(name+"/"+parent.Spec.Image, func(t *testing.T) {
+				req := &sync.Request{Parent: parent, Children: []sync.Child{observe(t, dep, 1, depStatus(1, 3, 3, 3, 3)), observe(t, svc, 1, nil)}}
+				before := asJSON(t, req)
+				first := asJSON(t, decide(req, now))
+				second := asJSON(t, decide(req, now))
+				if first != second {
+					t.Errorf("second answer differs from the first:\n%s\n%s", first, second)
+				}
+				if after := asJSON(t, req); after != before {
+					t.Errorf("request was mutated:\n%s\nwant\n%s", after, before)
+				}
+			})
+		}
+	}
+}
+
+// assertApplyForm fails when an object carries zero-value noise or server-set fields, which would
+// make Metacontroller see a difference on every sync.
+func assertApplyForm(t *testing.T, obj sync.Object) {
+	t.Helper()
+	for _, k := range []string{"apiVersion", "kind"} {
+		if s, _ := obj[k].(string); s == "" {
+			t.Errorf("%s missing", k)
+		}
+	}
+	if _, ok := obj["status"]; ok {
+		t.Errorf("%s has a status", obj["kind"])
+	}
+	meta, _ := obj["metadata"].(map[string]any)
+	for _, k := range []string{"creationTimestamp", "uid", "resourceVersion", "generation", "managedFields", "ownerReferences"} {
+		if _, ok := meta[k]; ok {
+			t.Errorf("%s has server-set metadata.%s", obj["kind"], k)
+		}
+	}
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch x := v.(type) {
+		case nil:
+			t.Errorf("%s is null", path)
+		case map[string]any:
+			if len(x) == 0 {
+				t.Errorf("%s is {}", path)
+			}
+			for k, e := range x {
+				walk(path+"."+k, e)
+			}
+		case []any:
+			if len(x) == 0 {
+				t.Errorf("%s is []", path)
+			}
+			for i, e := range x {
+				walk(path+"["+string(rune('0'+i))+"]", e)
+			}
+		}
+	}
+	walk(obj["kind"].(string), map[string]any(obj))
+}

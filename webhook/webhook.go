@@ -1,0 +1,210 @@
+// Package webhook serves the sync and finalize hooks over HTTP for Metacontroller, and its health checks.
+package webhook
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/example/webapp-operator/sync"
+)
+
+// DefaultMaxBodyBytes is the largest request body accepted when Options.MaxBodyBytes is 0.
+const DefaultMaxBodyBytes = 4 << 20
+
+// Options configure a Handler. The zero value is usable.
+type Options struct {
+	// Logger receives one line per hook call. Nil discards logs.
+	Logger *slog.Logger
+	// MaxBodyBytes limits request bodies; larger ones get 413. 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// Now is the clock for condition transition times. Nil means time.Now.
+	Now func() time.Time
+}
+
+// Handler routes hook and health requests. It is safe for concurrent use.
+type Handler struct {
+	opts   Options
+	ready  atomic.Bool
+	router chi.Router
+}
+
+// New returns a Handler that reports ready.
+func New(opts Options) *Handler {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	h := &Handler{opts: opts}
+	h.ready.Store(true)
+
+	r := chi.NewRouter()
+	r.Use(h.recoverPanics)
+	r.Post("/sync", h.handle(h.serveSync))
+	r.Post("/finalize", h.handle(h.serveFinalize))
+	r.Get("/healthz", h.serveHealthz)
+	r.Get("/readyz", h.serveReadyz)
+	r.NotFound(h.handle(func(w http.ResponseWriter, r *http.Request) error {
+		return &Error{Code: http.StatusNotFound, Message: fmt.Sprintf("no route %s %s", r.Method, r.URL.Path)}
+	}))
+	r.MethodNotAllowed(h.handle(func(w http.ResponseWriter, r *http.Request) error {
+		return &Error{Code: http.StatusMethodNotAllowed, Message: fmt.Sprintf("method %s not allowed on %s", r.Method, r.URL.Path)}
+	}))
+	h.router = r
+	return h
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.router.ServeHTTP(w, r) }
+
+// SetReady sets what GET /readyz reports. The server sets it to false when it starts shutting down.
+func (h *Handler) SetReady(ready bool) { h.ready.Store(ready) }
+
+// Error is an error with the HTTP status code and the message a client may see.
+type Error struct {
+	Code    int
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// errorBody is the JSON body of every non-200 answer.
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+// serveSync handles POST /sync. A request with "finalizing": true is answered as finalize, so that
+// one URL may serve both hooks as Metacontroller allows.
+func (h *Handler) serveSync(w http.ResponseWriter, r *http.Request) error {
+	return h.serveHook(w, r, "sync")
+}
+
+// serveFinalize handles POST /finalize, whatever the request's "finalizing" field says.
+func (h *Handler) serveFinalize(w http.ResponseWriter, r *http.Request) error {
+	return h.serveHook(w, r, "finalize")
+}
+
+func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string) error {
+	start := time.Now()
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	if err != nil {
+		return fmt.Errorf("read %s request: %w", hook, err)
+	}
+	req, err := sync.DecodeRequest(body)
+	if err != nil {
+		return fmt.Errorf("decode %s request: %w", hook, err)
+	}
+	var resp sync.Response
+	if hook == "finalize" || req.Finalizing {
+		hook = "finalize"
+		resp = sync.Finalize(req, h.opts.Now())
+	} else {
+		resp = sync.Sync(req, h.opts.Now())
+	}
+	out, err := json.Marshal(resp)
+	if err != nil {
+		return fmt.Errorf("encode %s response: %w", hook, err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if _, err := w.Write(append(out, '\n')); err != nil {
+		h.opts.Logger.Warn("write response", "hook", hook, "err", err)
+	}
+	h.opts.Logger.Info("hook",
+		"hook", hook,
+		"parent", req.Parent.Namespace+"/"+req.Parent.Name,
+		"phase", resp.Status.Phase,
+		"children", len(resp.Children),
+		"duration_ms", float64(time.Since(start).Microseconds())/1000,
+	)
+	return nil
+}
+
+// serveHealthz handles GET /healthz, the liveness check: 200 while the process serves HTTP.
+func (h *Handler) serveHealthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// serveReadyz handles GET /readyz, the readiness check: 503 once shutdown has begun.
+func (h *Handler) serveReadyz(w http.ResponseWriter, r *http.Request) {
+	if !h.ready.Load() {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "shutting down"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// handle adapts a handler that returns an error, writing the error with writeError.
+func (h *Handler) handle(fn func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := fn(w, r); err != nil {
+			h.writeError(w, r, err)
+		}
+	}
+}
+
+// writeError is the one place that maps errors to status codes and JSON bodies:
+// *sync.RequestError is 400 with its message, an oversized body is 413, *Error is its own code,
+// and anything else is 500 with a generic message while the detail goes to the log only.
+func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var (
+		reqErr  *sync.RequestError
+		sizeErr *http.MaxBytesError
+		httpErr *Error
+		code    int
+		msg     string
+	)
+	switch {
+	case errors.As(err, &sizeErr):
+		code, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than %d bytes", sizeErr.Limit)
+	case errors.As(err, &reqErr):
+		code, msg = http.StatusBadRequest, err.Error()
+	case errors.As(err, &httpErr):
+		code, msg = httpErr.Code, httpErr.Message
+	default:
+		code, msg = http.StatusInternalServerError, "internal error"
+	}
+	level := slog.LevelWarn
+	if code >= 500 {
+		level = slog.LevelError
+	}
+	h.opts.Logger.Log(r.Context(), level, "request failed", "method", r.Method, "path", r.URL.Path, "code", code, "err", err)
+	writeJSON(w, code, errorBody{Error: msg})
+}
+
+// recoverPanics turns a panic in a handler into a 500 and one log line; the server keeps serving.
+func (h *Handler) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				h.opts.Logger.Error("panic in handler", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				writeJSON(w, http.StatusInternalServerError, errorBody{Error: "internal error"})
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, _ := json.Marshal(v) // v is always a string map or errorBody
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	w.Write(append(b, '\n'))
+}
