@@ -187,6 +187,9 @@ func keptForm(c *Child) Object {
 	if last, ok := c.Annotations[AnnotationLastApplied]; ok {
 		obj, err := decodeObject([]byte(last))
 		if err == nil && sameIdentity(obj, c) {
+			if meta := obj["metadata"].(map[string]any); meta["namespace"] == nil && c.Namespace != "" {
+				meta["namespace"] = c.Namespace
+			}
 			return obj
 		}
 	}
@@ -240,7 +243,10 @@ func decodeObject(data []byte) (map[string]any, error) {
 
 // sameIdentity reports whether an apply form names the same object as the observed child.
 func sameIdentity(obj map[string]any, c *Child) bool {
-	meta, _ := obj["metadata"].(map[string]any)
+	meta, ok := obj["metadata"].(map[string]any)
+	if !ok {
+		return false
+	}
 	name, _ := meta["name"].(string)
 	return obj["apiVersion"] == c.APIVersion && obj["kind"] == c.Kind && name == c.Name
 }

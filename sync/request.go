@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -48,7 +49,8 @@ type Child struct {
 	APIVersion string
 	Kind       string
 	Name       string
-	Namespace  string
+	// Namespace is metadata.namespace; DecodeRequest defaults it to the parent's, as Metacontroller does.
+	Namespace string
 	// Generation is metadata.generation.
 	Generation int64
 	// Annotations are the child's metadata.annotations.
@@ -171,6 +173,9 @@ func DecodeRequest(body []byte) (*Request, error) {
 				}
 				return nil, err
 			}
+			if c.Namespace == "" {
+				c.Namespace = req.Parent.Namespace
+			}
 			req.Children = append(req.Children, c)
 		}
 	}
@@ -181,6 +186,9 @@ func DecodeRequest(body []byte) (*Request, error) {
 // DecodeChild decodes one observed child object. It returns a *RequestError when the object has
 // no apiVersion, kind or metadata.name, or when a Deployment's spec.replicas or status has a wrong type.
 func DecodeChild(raw []byte) (Child, error) {
+	if isNull(raw) {
+		return Child{}, &RequestError{Problem: "expected object, got JSON null"}
+	}
 	var w wireChild
 	if err := decodeJSON(raw, &w); err != nil {
 		return Child{}, err
@@ -237,6 +245,9 @@ func sortChildren(cs []Child) {
 
 // decodeJSON decodes data into v and turns encoding/json errors into a *RequestError naming the field.
 func decodeJSON(data []byte, v any) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return &RequestError{Problem: "empty body: a JSON object is required"}
+	}
 	err := json.Unmarshal(data, v)
 	if err == nil {
 		return nil
@@ -245,14 +256,17 @@ func decodeJSON(data []byte, v any) error {
 	var syntaxErr *json.SyntaxError
 	switch {
 	case errors.As(err, &typeErr):
-		return &RequestError{Field: typeErr.Field, Problem: fmt.Sprintf("expected %s, got JSON %s", jsonTypeName(typeErr.Type.Kind().String()), typeErr.Value)}
+		return &RequestError{Field: fieldPath(typeErr.Field), Problem: fmt.Sprintf("expected %s, got JSON %s", jsonTypeName(typeErr.Type.Kind().String()), typeErr.Value)}
 	case errors.As(err, &syntaxErr):
 		return &RequestError{Problem: fmt.Sprintf("invalid JSON at byte %d: %v", syntaxErr.Offset, err)}
-	case len(bytes.TrimSpace(data)) == 0:
-		return &RequestError{Problem: "empty body: a JSON object is required"}
 	default:
 		return &RequestError{Problem: "invalid JSON: " + err.Error()}
 	}
+}
+
+// fieldPath renders the path encoding/json reports, which may escape "/" as in a JSON pointer.
+func fieldPath(f string) string {
+	return strings.NewReplacer("~1", "/", "~0", "~").Replace(f)
 }
 
 // jsonTypeName names a Go kind the way a JSON author thinks of it.
@@ -361,7 +375,7 @@ func isNull(raw json.RawMessage) bool {
 func problemOf(err error) string {
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) && typeErr.Field != "" {
-		return fmt.Sprintf("%s: expected %s, got JSON %s", typeErr.Field, jsonTypeName(typeErr.Type.Kind().String()), typeErr.Value)
+		return fmt.Sprintf("%s: expected %s, got JSON %s", fieldPath(typeErr.Field), jsonTypeName(typeErr.Type.Kind().String()), typeErr.Value)
 	}
 	return err.Error()
 }

@@ -1,0 +1,235 @@
+package sync_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/sync"
+)
+
+func TestDecodeRequestErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want string // the exact error text
+	}{
+		{"empty body", ``, "empty body: a JSON object is required"},
+		{"not JSON", `hello`, "invalid JSON at byte 1: invalid character 'h' looking for beginning of value"},
+		{"truncated", `{"parent": {`, "invalid JSON at byte 12: unexpected end of JSON input"},
+		{"array", `[]`, "expected object, got JSON array"},
+		{"no parent", `{"children": {}}`, "parent: required"},
+		{"null parent", `{"parent": null}`, "parent: required"},
+		{"parent not an object", `{"parent": "hello"}`, "parent: expected object, got JSON string"},
+		{"no metadata", `{"parent": {"spec": {}}}`, "parent.metadata: required"},
+		{"no name", `{"parent": {"metadata": {"namespace": "default"}}}`, "parent.metadata.name: required"},
+		{"name not a string", `{"parent": {"metadata": {"name": 7}}}`, "parent.metadata.name: expected string, got JSON number"},
+		{"generation not a number", `{"parent": {"metadata": {"name": "a", "generation": "1"}}}`, "parent.metadata.generation: expected integer, got JSON string"},
+		{"another kind", `{"parent": {"kind": "Pod", "metadata": {"name": "a"}}}`, `parent.kind: must be WebApp, got "Pod"`},
+		{"finalizing not a bool", `{"parent": {"metadata": {"name": "a"}}, "finalizing": "yes"}`, "finalizing: expected bool, got JSON string"},
+		{"children not an object", `{"parent": {"metadata": {"name": "a"}}, "children": []}`, "children: expected object, got JSON array"},
+		{"child group not an object", `{"parent": {"metadata": {"name": "a"}}, "children": {"Deployment.apps/v1": 1}}`, `children.Deployment.apps/v1: expected object, got JSON number`},
+		{"child null", `{"parent": {"metadata": {"name": "a"}}, "children": {"Deployment.apps/v1": {"a": null}}}`, `children["Deployment.apps/v1"]["a"]: expected object, got JSON null`},
+		{"child without kind", `{"parent": {"metadata": {"name": "a"}}, "children": {"Deployment.apps/v1": {"a": {"apiVersion": "apps/v1", "metadata": {"name": "a"}}}}}`, `children["Deployment.apps/v1"]["a"].kind: required`},
+		{"child without name", `{"parent": {"metadata": {"name": "a"}}, "children": {"Service.v1": {"a": {"apiVersion": "v1", "kind": "Service", "metadata": {}}}}}`, `children["Service.v1"]["a"].metadata.name: required`},
+		{"deployment status of the wrong type", `{"parent": {"metadata": {"name": "a"}}, "children": {"Deployment.apps/v1": {"a": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "a"}, "status": {"replicas": "3"}}}}}`, `children["Deployment.apps/v1"]["a"].status.replicas: expected integer, got JSON string`},
+		{"number too large for a generation", `{"parent": {"metadata": {"name": "a", "generation": 1e40}}}`, "parent.metadata.generation: expected integer, got JSON number 1e40"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := sync.DecodeRequest([]byte(tt.body))
+			var reqErr *sync.RequestError
+			if !errors.As(err, &reqErr) {
+				t.Fatalf("error = %v (%T); want a *sync.RequestError", err, err)
+			}
+			if got := err.Error(); got != tt.want {
+				t.Errorf("error = %q; want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestDecodeRequestSpec checks that problems inside parent.spec never fail the request: they
+// become SpecError, so the answer is Invalid and every child is kept.
+func TestDecodeRequestSpec(t *testing.T) {
+	tests := []struct {
+		name         string
+		spec         string
+		wantErr      string // empty: valid
+		wantReplicas int32
+	}{
+		{"defaults", `{"image": "nginx"}`, "", 1},
+		{"explicit zero", `{"image": "nginx", "replicas": 0}`, "", 0},
+		{"everything", `{"image": "nginx", "replicas": 2, "port": 80, "env": [{"name": "A", "value": "b"}], "resources": {"limits": {"cpu": "1"}}}`, "", 2},
+		{"missing spec", `null`, "spec: required", 0},
+		{"spec not an object", `"nginx"`, "spec: must be an object", 0},
+		{"image not a string", `{"image": 5}`, "spec.image: must be a string, got 5", 1},
+		{"replicas a string", `{"image": "nginx", "replicas": "three"}`, `spec.replicas: must be an integer, got "three"`, 0},
+		{"replicas a fraction", `{"image": "nginx", "replicas": 1.5}`, "spec.replicas: must be an integer, got 1.5", 0},
+		{"replicas huge", `{"image": "nginx", "replicas": 100000000000000000000}`, "spec.replicas: must be between 0 and 1000, got 100000000000000000000", 0},
+		{"replicas above int32", `{"image": "nginx", "replicas": 4294967296}`, "spec.replicas: must be between 0 and 1000, got 4294967296", 0},
+		{"port above range", `{"image": "nginx", "port": 70000}`, "spec.port: must be between 1 and 65535, got 70000", 1},
+		{"env not a list", `{"image": "nginx", "env": {"A": "b"}}`, "spec.env: must be a list of {name, value, valueFrom}", 1},
+		{"bad quantity", `{"image": "nginx", "resources": {"limits": {"cpu": "lots"}}}`, "spec.resources: must be {limits, requests} of quantities", 1},
+		{"two problems at once", `{"image": 5, "port": "http"}`, `spec.image: must be a string, got 5; spec.port: must be an integer, got "http"`, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := sync.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "a", "namespace": "n"}, "spec": ` + tt.spec + `}}`))
+			if err != nil {
+				t.Fatalf("DecodeRequest: %v; want a request with the spec problem recorded", err)
+			}
+			gotErr := req.Parent.SpecError
+			if gotErr == nil {
+				gotErr = sync.ValidateSpec(req.Parent.Spec)
+			}
+			switch {
+			case tt.wantErr == "" && gotErr != nil:
+				t.Fatalf("spec error = %v; want none", gotErr)
+			case tt.wantErr != "" && (gotErr == nil || !strings.Contains(gotErr.Error(), tt.wantErr)):
+				t.Fatalf("spec error = %v; want it to contain %q", gotErr, tt.wantErr)
+			}
+			if tt.wantErr == "" {
+				if got := *req.Parent.Spec.Replicas; got != tt.wantReplicas {
+					t.Errorf("replicas = %d; want %d", got, tt.wantReplicas)
+				}
+			}
+			if got := sync.Sync(req, now).Status.Phase; (got == webappv1.PhaseInvalid) != (tt.wantErr != "") {
+				t.Errorf("phase = %q; want Invalid exactly when the spec has a problem", got)
+			}
+		})
+	}
+}
+
+// TestDecodeRequestKeys checks that hook v1 (keyed by name) and v2 (keyed by namespace/name)
+// requests decode to the same children, and that garbage keys change nothing.
+func TestDecodeRequestKeys(t *testing.T) {
+	child := `{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "hello", "namespace": "default"}}`
+	dep := `{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "hello", "namespace": "default", "generation": 2}, "spec": {"replicas": 4}, "status": {"replicas": 4, "observedGeneration": 2}}`
+	parent := `{"parent": {"metadata": {"name": "hello", "namespace": "default"}, "spec": {"image": "nginx"}}, "children": `
+	var got [][]string
+	for _, children := range []string{
+		`{"Service.v1": {"hello": ` + child + `}, "Deployment.apps/v1": {"hello": ` + dep + `}}`,
+		`{"Service.v1": {"default/hello": ` + child + `}, "Deployment.apps/v1": {"default/hello": ` + dep + `}}`,
+		`{"whatever": {"x": ` + child + `, "y": ` + dep + `}}`,
+	} {
+		req, err := sync.DecodeRequest([]byte(parent + children + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, c := range req.Children {
+			ids = append(ids, c.Kind+"/"+c.Namespace+"/"+c.Name)
+			if c.Kind == "Deployment" && (c.Deployment == nil || c.Deployment.Replicas != 4 || c.Deployment.Status.ObservedGeneration != 2 || c.Generation != 2) {
+				t.Errorf("deployment = %+v; want replicas 4, generation 2 and observedGeneration 2", c.Deployment)
+			}
+		}
+		got = append(got, ids)
+	}
+	want := []string{"Deployment/default/hello", "Service/default/hello"}
+	for i, ids := range got {
+		if !slices.Equal(ids, want) {
+			t.Errorf("request %d children = %v; want %v", i, ids, want)
+		}
+	}
+}
+
+func TestIsImageReference(t *testing.T) {
+	tests := []struct {
+		ref  string
+		want bool
+	}{
+		{"nginx", true},
+		{"nginx:1.27", true},
+		{"library/nginx:1.27-alpine", true},
+		{"registry.example.com/team/app:v1.2.3", true},
+		{"localhost:5000/app", true},
+		{"[::1]:5000/app:latest", true},
+		{"ghcr.io/org/app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", true},
+		{"app:v1@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", true},
+		{"my_app__x-y.z", true},
+		{"", false},
+		{"nginx 1.27", false},
+		{" nginx", false},
+		{"NGINX", false},
+		{"nginx:", false},
+		{"nginx:-tag", false},
+		{"-nginx", false},
+		{"nginx//app", false},
+		{"nginx@sha256:short", false},
+		{"app:" + strings.Repeat("a", 129), false},
+		{strings.Repeat("a", 256), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.ref, func(t *testing.T) {
+			if got := sync.IsImageReference(tt.ref); got != tt.want {
+				t.Errorf("IsImageReference(%q) = %v; want %v", tt.ref, got, tt.want)
+			}
+		})
+	}
+}
+
+// sharedFixtures lists the real Metacontroller requests beside the checkout, or skips: they are
+// shared material that a clone elsewhere does not have.
+func sharedFixtures(t testing.TB) []string {
+	t.Helper()
+	files, _ := filepath.Glob("../../shared/fixtures/*/*/*.json")
+	if len(files) == 0 {
+		t.Skip("no ../shared/fixtures beside the checkout; these real Metacontroller requests are not part of the repository")
+	}
+	return files
+}
+
+// TestRealRequests answers every request Metacontroller 4.17.2 really sent and checks the contract.
+func TestRealRequests(t *testing.T) {
+	for _, file := range sharedFixtures(t) {
+		t.Run(filepath.Base(filepath.Dir(file))+"/"+filepath.Base(file), func(t *testing.T) {
+			body, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, err := sync.DecodeRequest(body)
+			if err != nil {
+				t.Fatalf("DecodeRequest: %v", err)
+			}
+			finalize := strings.HasSuffix(file, ".finalize.json")
+			if req.Finalizing != finalize {
+				t.Errorf("finalizing = %v; want %v", req.Finalizing, finalize)
+			}
+			var resp sync.Response
+			if finalize {
+				resp = sync.Finalize(req, now)
+			} else {
+				resp = sync.Sync(req, now)
+			}
+			if err := sync.CheckResponse(req, resp); err != nil {
+				t.Error(err)
+			}
+			st := resp.Status
+			switch {
+			case finalize && len(req.Children) == 0:
+				if !*resp.Finalized {
+					t.Error("finalized = false with no children left; want true")
+				}
+			case finalize:
+				if *resp.Finalized || len(resp.Children) >= len(req.Children) {
+					t.Errorf("finalized = %v with %d of %d children kept; want false and fewer kept", *resp.Finalized, len(resp.Children), len(req.Children))
+				}
+			case len(req.Children) == 0:
+				if st.Phase != webappv1.PhasePending {
+					t.Errorf("phase = %q; want Pending", st.Phase)
+				}
+			default:
+				// The recorded children were made by another hook, so they do not carry this hook's
+				// spec yet: honest status says the update is still to come.
+				if st.Phase != webappv1.PhaseProgressing || st.Ready {
+					t.Errorf("phase, ready = %q, %v; want Progressing, false", st.Phase, st.Ready)
+				}
+			}
+		})
+	}
+}
