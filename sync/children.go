@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"maps"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -187,9 +188,7 @@ func keptForm(c *Child) Object {
 	if last, ok := c.Annotations[AnnotationLastApplied]; ok {
 		obj, err := decodeObject([]byte(last))
 		if err == nil && sameIdentity(obj, c) {
-			if meta := obj["metadata"].(map[string]any); meta["namespace"] == nil && c.Namespace != "" {
-				meta["namespace"] = c.Namespace
-			}
+			obj["metadata"].(map[string]any)["namespace"] = c.Namespace
 			return obj
 		}
 	}
@@ -198,10 +197,12 @@ func keptForm(c *Child) Object {
 		// DecodeChild has already decoded Raw as an object; this cannot fail.
 		panic(fmt.Sprintf("decode observed %s %s: %v", c.Kind, c.Name, err))
 	}
-	out := Object{}
+	// Identity comes from the decoded fields. encoding/json matches keys case-insensitively, so
+	// keys that only differ in case from these are dropped rather than sent twice.
+	out := Object{"apiVersion": c.APIVersion, "kind": c.Kind}
 	for k, v := range observed {
-		switch k {
-		case "status", "metadata":
+		switch strings.ToLower(k) {
+		case "apiversion", "kind", "metadata", "status":
 		default:
 			out[k] = v
 		}
@@ -241,14 +242,17 @@ func decodeObject(data []byte) (map[string]any, error) {
 	return obj, nil
 }
 
-// sameIdentity reports whether an apply form names the same object as the observed child.
+// sameIdentity reports whether an apply form names the same object as the observed child; a
+// missing namespace is taken to be the child's.
 func sameIdentity(obj map[string]any, c *Child) bool {
 	meta, ok := obj["metadata"].(map[string]any)
 	if !ok {
 		return false
 	}
 	name, _ := meta["name"].(string)
-	return obj["apiVersion"] == c.APIVersion && obj["kind"] == c.Kind && name == c.Name
+	namespace, _ := meta["namespace"].(string)
+	return obj["apiVersion"] == c.APIVersion && obj["kind"] == c.Kind && name == c.Name &&
+		(namespace == "" || namespace == c.Namespace)
 }
 
 // scaledToZero returns the kept form of an observed Deployment with spec.replicas set to 0.

@@ -132,7 +132,7 @@ type wireDeployment struct {
 }
 
 // DecodeRequest decodes a Metacontroller sync or finalize request body, in either hook version.
-// It returns a *RequestError when the body is not a JSON object, has no parent or parent.metadata.name,
+// It returns a *RequestError when the body is not a JSON object, has no parent.metadata.name or namespace,
 // or has a wrong type outside parent.spec. Problems inside parent.spec are not errors here: they are
 // recorded in Parent.SpecError so that the decision can answer Invalid and keep every child.
 func DecodeRequest(body []byte) (*Request, error) {
@@ -148,6 +148,9 @@ func DecodeRequest(body []byte) (*Request, error) {
 	}
 	if w.Parent.Metadata.Name == "" {
 		return nil, &RequestError{Field: "parent.metadata.name", Problem: "required"}
+	}
+	if w.Parent.Metadata.Namespace == "" {
+		return nil, &RequestError{Field: "parent.metadata.namespace", Problem: "required: WebApp is a namespaced resource"}
 	}
 	if w.Parent.Kind != "" && w.Parent.Kind != webappv1.Kind {
 		return nil, &RequestError{Field: "parent.kind", Problem: fmt.Sprintf("must be %s, got %q", webappv1.Kind, w.Parent.Kind)}

@@ -27,17 +27,18 @@ func TestDecodeRequestErrors(t *testing.T) {
 		{"parent not an object", `{"parent": "hello"}`, "parent: expected object, got JSON string"},
 		{"no metadata", `{"parent": {"spec": {}}}`, "parent.metadata: required"},
 		{"no name", `{"parent": {"metadata": {"namespace": "default"}}}`, "parent.metadata.name: required"},
+		{"no namespace", `{"parent": {"metadata": {"name": "a"}}}`, "parent.metadata.namespace: required: WebApp is a namespaced resource"},
 		{"name not a string", `{"parent": {"metadata": {"name": 7}}}`, "parent.metadata.name: expected string, got JSON number"},
-		{"generation not a number", `{"parent": {"metadata": {"name": "a", "generation": "1"}}}`, "parent.metadata.generation: expected integer, got JSON string"},
-		{"another kind", `{"parent": {"kind": "Pod", "metadata": {"name": "a"}}}`, `parent.kind: must be WebApp, got "Pod"`},
-		{"finalizing not a bool", `{"parent": {"metadata": {"name": "a"}}, "finalizing": "yes"}`, "finalizing: expected bool, got JSON string"},
-		{"children not an object", `{"parent": {"metadata": {"name": "a"}}, "children": []}`, "children: expected object, got JSON array"},
-		{"child group not an object", `{"parent": {"metadata": {"name": "a"}}, "children": {"Deployment.apps/v1": 1}}`, `children.Deployment.apps/v1: expected object, got JSON number`},
-		{"child null", `{"parent": {"metadata": {"name": "a"}}, "children": {"Deployment.apps/v1": {"a": null}}}`, `children["Deployment.apps/v1"]["a"]: expected object, got JSON null`},
-		{"child without kind", `{"parent": {"metadata": {"name": "a"}}, "children": {"Deployment.apps/v1": {"a": {"apiVersion": "apps/v1", "metadata": {"name": "a"}}}}}`, `children["Deployment.apps/v1"]["a"].kind: required`},
-		{"child without name", `{"parent": {"metadata": {"name": "a"}}, "children": {"Service.v1": {"a": {"apiVersion": "v1", "kind": "Service", "metadata": {}}}}}`, `children["Service.v1"]["a"].metadata.name: required`},
-		{"deployment status of the wrong type", `{"parent": {"metadata": {"name": "a"}}, "children": {"Deployment.apps/v1": {"a": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "a"}, "status": {"replicas": "3"}}}}}`, `children["Deployment.apps/v1"]["a"].status.replicas: expected integer, got JSON string`},
-		{"number too large for a generation", `{"parent": {"metadata": {"name": "a", "generation": 1e40}}}`, "parent.metadata.generation: expected integer, got JSON number 1e40"},
+		{"generation not a number", `{"parent": {"metadata": {"namespace": "n", "name": "a", "generation": "1"}}}`, "parent.metadata.generation: expected integer, got JSON string"},
+		{"another kind", `{"parent": {"kind": "Pod", "metadata": {"namespace": "n", "name": "a"}}}`, `parent.kind: must be WebApp, got "Pod"`},
+		{"finalizing not a bool", `{"parent": {"metadata": {"namespace": "n", "name": "a"}}, "finalizing": "yes"}`, "finalizing: expected bool, got JSON string"},
+		{"children not an object", `{"parent": {"metadata": {"namespace": "n", "name": "a"}}, "children": []}`, "children: expected object, got JSON array"},
+		{"child group not an object", `{"parent": {"metadata": {"namespace": "n", "name": "a"}}, "children": {"Deployment.apps/v1": 1}}`, `children.Deployment.apps/v1: expected object, got JSON number`},
+		{"child null", `{"parent": {"metadata": {"namespace": "n", "name": "a"}}, "children": {"Deployment.apps/v1": {"a": null}}}`, `children["Deployment.apps/v1"]["a"]: expected object, got JSON null`},
+		{"child without kind", `{"parent": {"metadata": {"namespace": "n", "name": "a"}}, "children": {"Deployment.apps/v1": {"a": {"apiVersion": "apps/v1", "metadata": {"namespace": "n", "name": "a"}}}}}`, `children["Deployment.apps/v1"]["a"].kind: required`},
+		{"child without name", `{"parent": {"metadata": {"namespace": "n", "name": "a"}}, "children": {"Service.v1": {"a": {"apiVersion": "v1", "kind": "Service", "metadata": {}}}}}`, `children["Service.v1"]["a"].metadata.name: required`},
+		{"deployment status of the wrong type", `{"parent": {"metadata": {"namespace": "n", "name": "a"}}, "children": {"Deployment.apps/v1": {"a": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"namespace": "n", "name": "a"}, "status": {"replicas": "3"}}}}}`, `children["Deployment.apps/v1"]["a"].status.replicas: expected integer, got JSON string`},
+		{"number too large for a generation", `{"parent": {"metadata": {"namespace": "n", "name": "a", "generation": 1e40}}}`, "parent.metadata.generation: expected integer, got JSON number 1e40"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,7 +80,7 @@ func TestDecodeRequestSpec(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, err := sync.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "a", "namespace": "n"}, "spec": ` + tt.spec + `}}`))
+			req, err := sync.DecodeRequest([]byte(`{"parent": {"metadata": {"namespace": "n", "name": "a", "namespace": "n"}, "spec": ` + tt.spec + `}}`))
 			if err != nil {
 				t.Fatalf("DecodeRequest: %v; want a request with the spec problem recorded", err)
 			}
@@ -232,4 +233,36 @@ func TestRealRequests(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzDecide decodes arbitrary requests and holds both answers to the hook contract. Seeds are the
+// examples and, when present, Metacontroller's real requests.
+func FuzzDecide(f *testing.F) {
+	files, _ := filepath.Glob("../examples/*.request.json")
+	fixtures, _ := filepath.Glob("../../shared/fixtures/*/*/*.json")
+	for _, file := range append(files, fixtures...) {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, err := sync.DecodeRequest(body)
+		if err != nil {
+			var reqErr *sync.RequestError
+			if !errors.As(err, &reqErr) || err.Error() == "" {
+				t.Fatalf("error %v (%T); want a *sync.RequestError with a message", err, err)
+			}
+			return
+		}
+		syncReq, finalizeReq := *req, *req
+		syncReq.Finalizing, finalizeReq.Finalizing = false, true
+		if err := sync.CheckResponse(&syncReq, sync.Sync(&syncReq, now)); err != nil {
+			t.Fatalf("sync: %v\nrequest: %s", err, body)
+		}
+		if err := sync.CheckResponse(&finalizeReq, sync.Finalize(&finalizeReq, now)); err != nil {
+			t.Fatalf("finalize: %v\nrequest: %s", err, body)
+		}
+	})
 }

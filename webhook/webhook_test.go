@@ -1,0 +1,314 @@
+package webhook_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/example/webapp-operator/sync"
+	"github.com/example/webapp-operator/webhook"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected responses in examples/")
+
+// clock is the fixed time of every test answer, so that golden files are stable.
+var clock = func() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) }
+
+func newHandler(opts webhook.Options) *webhook.Handler {
+	if opts.Now == nil {
+		opts.Now = clock
+	}
+	return webhook.New(opts)
+}
+
+func serve(h http.Handler, method, path, body string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func readExample(t testing.TB, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "examples", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestHandlerStatusCodes(t *testing.T) {
+	create := readExample(t, "create.request.json")
+	tests := []struct {
+		name     string
+		method   string
+		path     string
+		body     string
+		wantCode int
+		wantBody string // exact body for errors; empty to skip
+	}{
+		{name: "sync", method: "POST", path: "/sync", body: create, wantCode: 200},
+		{name: "finalize", method: "POST", path: "/finalize", body: create, wantCode: 200},
+		{name: "not JSON", method: "POST", path: "/sync", body: "{", wantCode: 400, wantBody: `{"error":"decode sync request: invalid JSON at byte 1: unexpected end of JSON input"}`},
+		{name: "empty body", method: "POST", path: "/finalize", body: "", wantCode: 400, wantBody: `{"error":"decode finalize request: empty body: a JSON object is required"}`},
+		{name: "no parent", method: "POST", path: "/sync", body: `{"children":{}}`, wantCode: 400, wantBody: `{"error":"decode sync request: parent: required"}`},
+		{name: "wrong type", method: "POST", path: "/sync", body: `{"parent":{"metadata":{"name":["a"],"namespace":"n"}}}`, wantCode: 400, wantBody: `{"error":"decode sync request: parent.metadata.name: expected string, got JSON array"}`},
+		{name: "too large", method: "POST", path: "/sync", body: `{"parent":` + strings.Repeat(" ", 2048) + `}`, wantCode: 413, wantBody: `{"error":"request body is larger than 1024 bytes"}`},
+		{name: "wrong method", method: "GET", path: "/sync", wantCode: 405, wantBody: `{"error":"method GET not allowed on /sync"}`},
+		{name: "unknown path", method: "POST", path: "/reconcile", body: create, wantCode: 404, wantBody: `{"error":"no route POST /reconcile"}`},
+		{name: "healthz", method: "GET", path: "/healthz", wantCode: 200, wantBody: `{"status":"ok"}`},
+		{name: "readyz", method: "GET", path: "/readyz", wantCode: 200, wantBody: `{"status":"ok"}`},
+	}
+	h := newHandler(webhook.Options{MaxBodyBytes: 1024 + int64(len(create))})
+	small := newHandler(webhook.Options{MaxBodyBytes: 1024})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			target := h
+			if tt.wantCode == 413 {
+				target = small
+			}
+			rec := serve(target, tt.method, tt.path, tt.body)
+			if rec.Code != tt.wantCode {
+				t.Errorf("code = %d; want %d (body %s)", rec.Code, tt.wantCode, rec.Body)
+			}
+			if got := rec.Header().Get("Content-Type"); got != "application/json" {
+				t.Errorf("Content-Type = %q; want application/json", got)
+			}
+			if got := strings.TrimSpace(rec.Body.String()); tt.wantBody != "" && got != tt.wantBody {
+				t.Errorf("body = %s; want %s", got, tt.wantBody)
+			}
+		})
+	}
+}
+
+func TestReadyz(t *testing.T) {
+	h := newHandler(webhook.Options{})
+	h.SetReady(false)
+	if rec := serve(h, "GET", "/readyz", ""); rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("readyz while shutting down = %d; want 503", rec.Code)
+	}
+	if rec := serve(h, "GET", "/healthz", ""); rec.Code != http.StatusOK {
+		t.Errorf("healthz while shutting down = %d; want 200", rec.Code)
+	}
+}
+
+// metacontrollerResponse mirrors the struct Metacontroller decodes hook answers into. Strict
+// decoding into it rejects any other top-level field, as v2 hooks do.
+type metacontrollerResponse struct {
+	Status             map[string]any   `json:"status"`
+	Children           []map[string]any `json:"children"`
+	ResyncAfterSeconds float64          `json:"resyncAfterSeconds"`
+	Finalized          bool             `json:"finalized"`
+}
+
+func TestResponseFields(t *testing.T) {
+	tests := []struct {
+		name       string
+		path       string
+		example    string
+		wantFields []string
+	}{
+		{"sync", "/sync", "create.request.json", []string{"children", "status"}},
+		{"finalize waiting", "/finalize", "finalize-children.request.json", []string{"children", "finalized", "resyncAfterSeconds", "status"}},
+		{"finalize done", "/finalize", "finalize-done.request.json", []string{"children", "finalized", "status"}},
+		{"sync URL serving a finalizing request", "/sync", "finalize-done.request.json", []string{"children", "finalized", "status"}},
+	}
+	h := newHandler(webhook.Options{})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := serve(h, "POST", tt.path, readExample(t, tt.example))
+			if rec.Code != 200 {
+				t.Fatalf("code = %d; want 200 (%s)", rec.Code, rec.Body)
+			}
+			var fields map[string]json.RawMessage
+			if err := json.Unmarshal(rec.Body.Bytes(), &fields); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for k := range fields {
+				got = append(got, k)
+			}
+			if strings.Join(sorted(got), ",") != strings.Join(tt.wantFields, ",") {
+				t.Errorf("fields = %v; want %v", sorted(got), tt.wantFields)
+			}
+			dec := json.NewDecoder(bytes.NewReader(rec.Body.Bytes()))
+			dec.DisallowUnknownFields()
+			var strict metacontrollerResponse
+			if err := dec.Decode(&strict); err != nil {
+				t.Errorf("strict decode as Metacontroller does: %v", err)
+			}
+		})
+	}
+}
+
+func sorted(s []string) []string {
+	slices.Sort(s)
+	return s
+}
+
+// TestExamples sends every request in examples/ and compares the answer byte for byte with the
+// response file next to it. Run with -update to rewrite the response files.
+func TestExamples(t *testing.T) {
+	// wantPhase pins what each example is there to show, so that -update cannot quietly change it.
+	wantPhase := map[string]string{
+		"create":            "Pending",
+		"scaled":            "Ready",
+		"rollout":           "Progressing",
+		"invalid":           "Invalid",
+		"finalize-children": "Terminating",
+		"finalize-done":     "Terminating",
+	}
+	files, err := filepath.Glob(filepath.Join("..", "examples", "*.request.json"))
+	if err != nil || len(files) != len(wantPhase) {
+		t.Fatalf("examples = %v (%v); want one request per case in %v", files, err, wantPhase)
+	}
+	h := newHandler(webhook.Options{})
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".request.json")
+		t.Run(name, func(t *testing.T) {
+			path := "/sync"
+			if strings.HasPrefix(name, "finalize") {
+				path = "/finalize"
+			}
+			rec := serve(h, "POST", path, readExample(t, name+".request.json"))
+			if rec.Code != 200 {
+				t.Fatalf("code = %d; want 200 (%s)", rec.Code, rec.Body)
+			}
+			var indented bytes.Buffer
+			if err := json.Indent(&indented, rec.Body.Bytes(), "", "  "); err != nil {
+				t.Fatal(err)
+			}
+			got := indented.String() + "\n" // as `jq .` prints it
+			var resp struct {
+				Status struct{ Phase string }
+			}
+			json.Unmarshal(rec.Body.Bytes(), &resp)
+			if resp.Status.Phase != wantPhase[name] {
+				t.Errorf("phase = %q; want %q", resp.Status.Phase, wantPhase[name])
+			}
+			golden := filepath.Join("..", "examples", name+".response.json")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./webhook -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("answer differs from %s (run go test ./webhook -update if the change is intended):\n%s", golden, got)
+			}
+		})
+	}
+}
+
+// TestLogLine checks the one structured line logged per hook call.
+func TestLogLine(t *testing.T) {
+	var buf bytes.Buffer
+	h := newHandler(webhook.Options{Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+	serve(h, "POST", "/sync", readExample(t, "rollout.request.json"))
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 1 {
+		t.Fatalf("logged %d lines; want 1:\n%s", len(lines), buf.String())
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"msg": "hook", "hook": "sync", "parent": "default/hello", "phase": "Progressing", "children": float64(2)}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("log %s = %v; want %v", k, got[k], v)
+		}
+	}
+	if _, ok := got["duration_ms"].(float64); !ok {
+		t.Errorf("log duration_ms = %v; want a number", got["duration_ms"])
+	}
+}
+
+// TestPanicRecovered checks that a panic becomes a 500 with a generic body and one log line,
+// and that the handler keeps serving.
+func TestPanicRecovered(t *testing.T) {
+	var buf bytes.Buffer
+	calls := 0
+	h := webhook.New(webhook.Options{
+		Logger: slog.New(slog.NewJSONHandler(&buf, nil)),
+		Now: func() time.Time {
+			calls++
+			if calls == 1 {
+				panic("clock broke")
+			}
+			return clock()
+		},
+	})
+	rec := serve(h, "POST", "/sync", readExample(t, "create.request.json"))
+	if rec.Code != 500 || strings.TrimSpace(rec.Body.String()) != `{"error":"internal error"}` {
+		t.Errorf("answer = %d %s; want 500 {\"error\":\"internal error\"}", rec.Code, rec.Body)
+	}
+	if n := strings.Count(buf.String(), `"msg":"panic in handler"`); n != 1 {
+		t.Errorf("logged %d panic lines; want 1", n)
+	}
+	if rec := serve(h, "POST", "/sync", readExample(t, "create.request.json")); rec.Code != 200 {
+		t.Errorf("next call = %d; want 200", rec.Code)
+	}
+}
+
+// FuzzHandler sends arbitrary bodies to both hooks. No input may panic, every answer is 200, 400
+// or 413 with a JSON body, and every 200 obeys the hook contract.
+func FuzzHandler(f *testing.F) {
+	examples, _ := filepath.Glob(filepath.Join("..", "examples", "*.request.json"))
+	fixtures, _ := filepath.Glob(filepath.Join("..", "..", "shared", "fixtures", "*", "*", "*.json"))
+	for _, file := range append(examples, fixtures...) {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, strings.Contains(file, "finalize"))
+	}
+	f.Add([]byte(`{"parent":{"metadata":{"name":"a","namespace":"n"},"spec":{"image":"x","replicas":-1}}}`), false)
+	h := newHandler(webhook.Options{MaxBodyBytes: 1 << 20})
+	f.Fuzz(func(t *testing.T, body []byte, finalize bool) {
+		path := "/sync"
+		if finalize {
+			path = "/finalize"
+		}
+		req := httptest.NewRequest("POST", path, bytes.NewReader(body))
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		out, _ := io.ReadAll(rec.Body)
+		switch rec.Code {
+		case 200:
+			decoded, err := sync.DecodeRequest(body)
+			if err != nil {
+				t.Fatalf("200 for a request that does not decode: %v", err)
+			}
+			var resp sync.Response
+			if err := json.Unmarshal(out, &resp); err != nil {
+				t.Fatalf("200 with a body that is not a response: %v", err)
+			}
+			decoded.Finalizing = decoded.Finalizing || finalize
+			if err := sync.CheckResponse(decoded, resp); err != nil {
+				t.Fatalf("contract broken: %v\nrequest: %s\nanswer: %s", err, body, out)
+			}
+		case 400, 413:
+			var e struct{ Error string }
+			if err := json.Unmarshal(out, &e); err != nil || e.Error == "" {
+				t.Fatalf("%d with body %q; want {\"error\": ...}", rec.Code, out)
+			}
+		default:
+			t.Fatalf("code %d for %q: %s", rec.Code, body, out)
+		}
+	})
+}
