@@ -3,6 +3,7 @@ package sync_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -574,4 +575,35 @@ func assertApplyForm(t *testing.T, obj sync.Object) {
 		}
 	}
 	walk(obj["kind"].(string), map[string]any(obj))
+}
+
+// BenchmarkSync measures the decision alone on a decoded request with both children observed.
+func BenchmarkSync(b *testing.B) {
+	body, err := os.ReadFile("../examples/rollout.request.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	req, err := sync.DecodeRequest(body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		sync.Sync(req, now)
+	}
+}
+
+// BenchmarkDecodeRequest measures decoding a realistic request.
+func BenchmarkDecodeRequest(b *testing.B) {
+	body, err := os.ReadFile("../examples/rollout.request.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, err := sync.DecodeRequest(body); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -186,7 +186,7 @@ func TestExamples(t *testing.T) {
 				t.Fatalf("code = %d; want 200 (%s)", rec.Code, rec.Body)
 			}
 			var indented bytes.Buffer
-			if err := json.Indent(&indented, rec.Body.Bytes(), "", "  "); err != nil {
+			if err := json.Indent(&indented, bytes.TrimSpace(rec.Body.Bytes()), "", "  "); err != nil {
 				t.Fatal(err)
 			}
 			got := indented.String() + "\n" // as `jq .` prints it
@@ -311,4 +311,26 @@ func FuzzHandler(f *testing.F) {
 			t.Fatalf("code %d for %q: %s", rec.Code, body, out)
 		}
 	})
+}
+
+// BenchmarkHandler measures a whole hook call, decoding to encoding, for each example request.
+func BenchmarkHandler(b *testing.B) {
+	h := newHandler(webhook.Options{})
+	for _, name := range []string{"create", "rollout", "finalize-children"} {
+		body := readExample(b, name+".request.json")
+		path := "/sync"
+		if strings.HasPrefix(name, "finalize") {
+			path = "/finalize"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				rec := serve(h, "POST", path, body)
+				if rec.Code != 200 {
+					b.Fatalf("code = %d", rec.Code)
+				}
+			}
+		})
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -72,6 +73,9 @@ type Main struct {
 	server   *http.Server
 	handler  *webhook.Handler
 	serveErr chan error
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // NewMain returns a Main with the default configuration, logging JSON to stderr.
@@ -142,7 +146,7 @@ func (m *Main) Open() error {
 	}
 	m.listener = ln
 	m.handler = webhook.New(webhook.Options{Logger: m.Logger, MaxBodyBytes: m.Config.MaxBodyBytes})
-	m.server = &http.Server{
+	srv := &http.Server{
 		Handler:           m.handler,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
@@ -151,8 +155,9 @@ func (m *Main) Open() error {
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn),
 	}
+	m.server = srv
 	m.serveErr = make(chan error, 1)
-	go func() { m.serveErr <- m.server.Serve(ln) }()
+	go func() { m.serveErr <- srv.Serve(ln) }()
 	m.Logger.Info("serving", "addr", ln.Addr().String())
 	return nil
 }
@@ -179,8 +184,14 @@ func (m *Main) Run(ctx context.Context) error {
 }
 
 // Close stops the server: /readyz turns 503, new connections are refused, and in-flight requests
-// drain for up to Config.ShutdownTimeout. It is safe to call on a Main that never opened.
+// drain for up to Config.ShutdownTimeout. It is safe to call more than once, concurrently, or on a
+// Main that never opened; every call returns the first call's result.
 func (m *Main) Close() error {
+	m.closeOnce.Do(func() { m.closeErr = m.shutdown() })
+	return m.closeErr
+}
+
+func (m *Main) shutdown() error {
 	if m.server == nil {
 		return nil
 	}

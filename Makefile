@@ -1,0 +1,38 @@
+# One command per task. Go 1.26.8 has known vulnerabilities in net/http and crypto/tls;
+# go1.27.3 fixes them and the go command fetches it from the module proxy.
+export GOTOOLCHAIN := go1.27.3
+
+IMAGE ?= ghcr.io/example/webapp-hook:dev
+FUZZTIME ?= 60s
+
+.PHONY: run test fuzz bench generate image deploy
+
+## run: serve the hooks on :8080
+run:
+	go run ./cmd/webapp-hook
+
+## test: vet, then every test with the race detector
+test:
+	go vet ./...
+	go test -race ./...
+
+## fuzz: fuzz the decision and the HTTP handler, FUZZTIME each
+fuzz:
+	go test ./sync -run '^$$' -fuzz FuzzDecide -fuzztime $(FUZZTIME)
+	go test ./webhook -run '^$$' -fuzz FuzzHandler -fuzztime $(FUZZTIME)
+
+## bench: Go benchmarks of the decision and the whole handler
+bench:
+	go test ./sync ./webhook -run '^$$' -bench . -benchmem
+
+## generate: regenerate crds/ from the API types in api/v1
+generate:
+	go generate ./...
+
+## image: build the container image (needs a Docker engine)
+image:
+	docker build -t $(IMAGE) .
+
+## deploy: install the CRD, the hook and the CompositeController on the current cluster
+deploy:
+	kubectl apply -k metacontroller/

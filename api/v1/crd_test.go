@@ -1,0 +1,113 @@
+package v1_test
+
+import (
+	"os"
+	"reflect"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// crd loads the generated CustomResourceDefinition as plain maps.
+func crd(t *testing.T) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile("../../crds/example.com_webapps.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obj map[string]any
+	if err := yaml.Unmarshal(b, &obj); err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}
+
+func get(obj any, path ...any) any {
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, _ := obj.(map[string]any)
+			obj = m[k]
+		case int:
+			l, _ := obj.([]any)
+			if k >= len(l) {
+				return nil
+			}
+			obj = l[k]
+		}
+	}
+	return obj
+}
+
+func TestCRD(t *testing.T) {
+	c := crd(t)
+	version := get(c, "spec", "versions", 0)
+	spec := get(version, "schema", "openAPIV3Schema", "properties", "spec")
+	tests := []struct {
+		path []any
+		want any
+	}{
+		{[]any{"spec", "group"}, "example.com"},
+		{[]any{"spec", "scope"}, "Namespaced"},
+		{[]any{"spec", "names", "kind"}, "WebApp"},
+		{[]any{"spec", "names", "plural"}, "webapps"},
+		{[]any{"spec", "names", "shortNames"}, []any{"wa"}},
+		{[]any{"spec", "versions", 0, "name"}, "v1"},
+		{[]any{"spec", "versions", 0, "served"}, true},
+		{[]any{"spec", "versions", 0, "storage"}, true},
+		{[]any{"spec", "versions", 0, "subresources", "status"}, map[string]any{}},
+		{[]any{"spec", "versions", 0, "schema", "openAPIV3Schema", "required"}, []any{"spec"}},
+	}
+	for _, tt := range tests {
+		if got := get(c, tt.path...); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%v = %#v; want %#v", tt.path, got, tt.want)
+		}
+	}
+	fields := []struct {
+		path []any
+		want any
+	}{
+		{[]any{"required"}, []any{"image"}},
+		{[]any{"properties", "image", "minLength"}, float64(1)},
+		{[]any{"properties", "replicas", "default"}, float64(1)},
+		{[]any{"properties", "replicas", "minimum"}, float64(0)},
+		{[]any{"properties", "replicas", "maximum"}, float64(1000)},
+		{[]any{"properties", "port", "minimum"}, float64(1)},
+		{[]any{"properties", "port", "maximum"}, float64(65535)},
+		{[]any{"properties", "env", "items", "required"}, []any{"name"}},
+	}
+	for _, tt := range fields {
+		if got := get(spec, tt.path...); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("spec.%v = %#v; want %#v", tt.path, got, tt.want)
+		}
+	}
+	var columns []string
+	for _, col := range get(version, "additionalPrinterColumns").([]any) {
+		columns = append(columns, get(col, "name").(string))
+	}
+	if want := []string{"Image", "Desired", "Available", "Phase", "Age"}; !reflect.DeepEqual(columns, want) {
+		t.Errorf("printer columns = %v; want %v", columns, want)
+	}
+}
+
+// TestCRDDescriptions checks that every field under spec and status has a description, so that
+// `kubectl explain webapp.spec` explains every field.
+func TestCRDDescriptions(t *testing.T) {
+	root := get(crd(t), "spec", "versions", 0, "schema", "openAPIV3Schema", "properties")
+	var walk func(path string, schema any)
+	walk = func(path string, schema any) {
+		if d, _ := get(schema, "description").(string); d == "" {
+			t.Errorf("%s has no description", path)
+		}
+		props, _ := get(schema, "properties").(map[string]any)
+		for name, sub := range props {
+			walk(path+"."+name, sub)
+		}
+		if items := get(schema, "items"); items != nil {
+			walk(path+"[]", items)
+		}
+	}
+	for _, top := range []string{"spec", "status"} {
+		walk(top, get(root, top))
+	}
+}

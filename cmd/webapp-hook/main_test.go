@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    Config
+		wantErr string
+	}{
+		{name: "defaults", want: Config{Addr: ":8080", MaxBodyBytes: 4 << 20, ShutdownTimeout: 20 * time.Second, LogLevel: "info"}},
+		{name: "environment", env: map[string]string{"ADDR": ":9090", "MAX_BODY_BYTES": "1024", "SHUTDOWN_TIMEOUT": "3s", "LOG_LEVEL": "debug"},
+			want: Config{Addr: ":9090", MaxBodyBytes: 1024, ShutdownTimeout: 3 * time.Second, LogLevel: "debug"}},
+		{name: "flags win over environment", args: []string{"--addr", "127.0.0.1:7000"}, env: map[string]string{"ADDR": ":9090"},
+			want: Config{Addr: "127.0.0.1:7000", MaxBodyBytes: 4 << 20, ShutdownTimeout: 20 * time.Second, LogLevel: "info"}},
+		{name: "bad environment value", env: map[string]string{"MAX_BODY_BYTES": "lots"}, wantErr: `environment MAX_BODY_BYTES="lots"`},
+		{name: "non-positive body limit", args: []string{"--max-body-bytes", "0"}, wantErr: "-max-body-bytes must be positive, got 0"},
+		{name: "bad log level", args: []string{"--log-level", "loud"}, wantErr: "-log-level"},
+		{name: "stray argument", args: []string{"serve"}, wantErr: "unexpected arguments: serve"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := NewMain(io.Discard)
+			err := m.ParseFlags(tt.args, func(k string) string { return tt.env[k] })
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v; want it to contain %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Config != tt.want {
+				t.Errorf("config = %+v; want %+v", m.Config, tt.want)
+			}
+		})
+	}
+}
+
+// startMain runs the real server on a free loopback port.
+func startMain(t *testing.T) (*Main, string) {
+	t.Helper()
+	m := NewMain(io.Discard)
+	if err := m.ParseFlags([]string{"--addr", "127.0.0.1:0", "--shutdown-timeout", "5s"}, func(string) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m, "http://" + m.Addr().String()
+}
+
+func TestMainServes(t *testing.T) {
+	_, base := startMain(t)
+	body, err := os.ReadFile("../../examples/create.request.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		method, path string
+		body         []byte
+		wantCode     int
+	}{
+		{"POST", "/sync", body, 200},
+		{"POST", "/finalize", body, 200},
+		{"GET", "/healthz", nil, 200},
+		{"GET", "/readyz", nil, 200},
+		{"POST", "/sync", []byte("{"), 400},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			req, _ := http.NewRequest(tt.method, base+tt.path, bytes.NewReader(tt.body))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != tt.wantCode {
+				t.Errorf("code = %d; want %d", resp.StatusCode, tt.wantCode)
+			}
+		})
+	}
+}
+
+// TestGracefulShutdown starts a request, begins shutting down while its body is still arriving,
+// and checks that the request is still answered, that /readyz turned 503 on the way, and that
+// new connections are refused afterwards.
+func TestGracefulShutdown(t *testing.T) {
+	m, base := startMain(t)
+	body, err := os.ReadFile("../../examples/create.request.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", m.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	half := len(body) / 2
+	fmt.Fprintf(conn, "POST /sync HTTP/1.1\r\nHost: hook\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
+	conn.Write(body[:half])
+	time.Sleep(100 * time.Millisecond) // the server is now reading this request's body
+
+	closed := make(chan error, 1)
+	go func() { closed <- m.Close() }()
+	time.Sleep(100 * time.Millisecond)
+	if !readyz503(m) {
+		t.Error("/readyz did not turn 503 during shutdown")
+	}
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) before the in-flight request was answered", err)
+	default:
+	}
+
+	conn.Write(body[half:])
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("in-flight request lost: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("in-flight request = %d; want 200", resp.StatusCode)
+	}
+	if err := <-closed; err != nil {
+		t.Errorf("Close = %v; want nil", err)
+	}
+	if _, err := http.Get(base + "/healthz"); err == nil {
+		t.Error("a new connection was accepted after shutdown")
+	}
+}
+
+// readyz503 reports whether the handler reports not ready. It asks the handler directly,
+// because the listener no longer accepts connections once shutdown has begun.
+func readyz503(m *Main) bool {
+	rec := httptest.NewRecorder()
+	m.handler.ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+	return rec.Code == http.StatusServiceUnavailable
+}

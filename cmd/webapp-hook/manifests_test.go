@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bytes"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// manifests reads every YAML document under metacontroller/, by kind.
+func manifests(t *testing.T) map[string][][]byte {
+	t.Helper()
+	files, err := filepath.Glob("../../metacontroller/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no manifests: %v", err)
+	}
+	out := map[string][][]byte{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range bytes.Split(b, []byte("\n---\n")) {
+			var head struct{ Kind string }
+			if err := yaml.Unmarshal(doc, &head); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			out[head.Kind] = append(out[head.Kind], doc)
+		}
+	}
+	return out
+}
+
+func one[T any](t *testing.T, docs [][]byte, kind string) T {
+	t.Helper()
+	var v T
+	if len(docs) != 1 {
+		t.Fatalf("%d %s manifests; want 1", len(docs), kind)
+	}
+	if err := yaml.UnmarshalStrict(docs[0], &v); err != nil {
+		t.Fatalf("%s: %v", kind, err)
+	}
+	return v
+}
+
+// compositeController holds the CompositeController fields the deployment depends on.
+type compositeController struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name   string            `json:"name"`
+		Labels map[string]string `json:"labels"`
+	} `json:"metadata"`
+	Spec struct {
+		GenerateSelector    bool `json:"generateSelector"`
+		ResyncPeriodSeconds int  `json:"resyncPeriodSeconds"`
+		ParentResource      struct {
+			APIVersion string `json:"apiVersion"`
+			Resource   string `json:"resource"`
+		} `json:"parentResource"`
+		ChildResources []struct {
+			APIVersion     string `json:"apiVersion"`
+			Resource       string `json:"resource"`
+			UpdateStrategy struct {
+				Method string `json:"method"`
+			} `json:"updateStrategy"`
+		} `json:"childResources"`
+		Hooks map[string]struct {
+			Version string `json:"version"`
+			Webhook struct {
+				URL     string `json:"url"`
+				Timeout string `json:"timeout"`
+			} `json:"webhook"`
+		} `json:"hooks"`
+	} `json:"spec"`
+}
+
+// TestManifests checks that the CompositeController, the hook's Service and its Deployment agree
+// with each other and with the binary: URLs, ports, routes, probes and update strategies.
+func TestManifests(t *testing.T) {
+	docs := manifests(t)
+	cc := one[compositeController](t, docs["CompositeController"], "CompositeController")
+	svc := one[corev1.Service](t, docs["Service"], "Service")
+	dep := one[appsv1.Deployment](t, docs["Deployment"], "Deployment")
+
+	if !cc.Spec.GenerateSelector {
+		t.Error("generateSelector = false; want true")
+	}
+	if got := cc.Spec.ParentResource.APIVersion + " " + cc.Spec.ParentResource.Resource; got != "example.com/v1 webapps" {
+		t.Errorf("parentResource = %s; want example.com/v1 webapps", got)
+	}
+	var children []string
+	for _, c := range cc.Spec.ChildResources {
+		children = append(children, c.APIVersion+" "+c.Resource)
+		if c.UpdateStrategy.Method != "InPlace" {
+			t.Errorf("%s updateStrategy = %q; want InPlace, or existing children are never updated", c.Resource, c.UpdateStrategy.Method)
+		}
+	}
+	if want := []string{"apps/v1 deployments", "v1 services"}; !slices.Equal(children, want) {
+		t.Errorf("childResources = %v; want %v", children, want)
+	}
+
+	container := dep.Spec.Template.Spec.Containers[0]
+	port := container.Ports[0]
+	for _, hook := range []string{"sync", "finalize"} {
+		h, ok := cc.Spec.Hooks[hook]
+		if !ok {
+			t.Errorf("hooks.%s missing", hook)
+			continue
+		}
+		u, err := url.Parse(h.Webhook.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := svc.Name + "." + svc.Namespace; u.Hostname() != want {
+			t.Errorf("%s hook host = %q; want the hook Service %q", hook, u.Hostname(), want)
+		}
+		if u.Path != "/"+hook {
+			t.Errorf("%s hook path = %q; want /%s", hook, u.Path, hook)
+		}
+		if u.Port() != "" || svc.Spec.Ports[0].Port != 80 {
+			t.Errorf("%s hook port %q with Service port %d; want the default 80 on both", hook, u.Port(), svc.Spec.Ports[0].Port)
+		}
+	}
+	if svc.Spec.Ports[0].TargetPort.String() != port.Name {
+		t.Errorf("Service targetPort = %s; want the container port %q", svc.Spec.Ports[0].TargetPort.String(), port.Name)
+	}
+	for k, v := range svc.Spec.Selector {
+		if dep.Spec.Template.Labels[k] != v {
+			t.Errorf("Service selector %s=%s does not match the hook's pods", k, v)
+		}
+	}
+	if !slices.Contains(container.Args, "--addr=:8080") || port.ContainerPort != 8080 {
+		t.Errorf("args %v, containerPort %d; want --addr=:8080 and 8080", container.Args, port.ContainerPort)
+	}
+	if p := container.ReadinessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/readyz" {
+		t.Error("readiness probe is not GET /readyz")
+	}
+	if p := container.LivenessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz" {
+		t.Error("liveness probe is not GET /healthz")
+	}
+	if sc := container.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+		t.Error("container root filesystem is writable")
+	}
+}
+
+// TestKustomization checks that kustomization.yaml lists every manifest beside it and the CRD.
+func TestKustomization(t *testing.T) {
+	b, err := os.ReadFile("../../metacontroller/kustomization.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct{ Resources []string }
+	if err := yaml.Unmarshal(b, &k); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob("../../metacontroller/*.yaml")
+	want := []string{"../crds"}
+	for _, f := range files {
+		if base := filepath.Base(f); base != "kustomization.yaml" && !strings.HasPrefix(base, ".") {
+			want = append(want, base)
+		}
+	}
+	got := slices.Clone(k.Resources)
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("resources = %v; want %v", got, want)
+	}
+}
