@@ -2,10 +2,15 @@ package sync_test
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -166,4 +171,36 @@ func asJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+var update = flag.Bool("update", false, "rewrite the golden answers in testdata/answers")
+
+// golden compares an answer with testdata/answers/<test name>.json. Run with -update to rewrite.
+// The end-to-end suite sends every one of these answers to a real kube-apiserver: each child must
+// pass a server-side dry-run apply and each status an update of the WebApp status subresource.
+func golden(t *testing.T, resp sync.Response) {
+	t.Helper()
+	name := strings.Map(func(r rune) rune {
+		if r == '/' || r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return r
+		}
+		return '_'
+	}, t.Name())
+	path := filepath.Join("testdata", "answers", name+".json")
+	got := asJSON(t, resp) + "\n"
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./sync -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("answer differs from %s (run go test ./sync -update if the change is intended):\n%s", path, got)
+	}
 }

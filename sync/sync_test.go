@@ -178,7 +178,9 @@ func TestSyncStatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := sync.Sync(&sync.Request{Parent: tt.parent, Children: tt.children}, now).Status
+			resp := sync.Sync(&sync.Request{Parent: tt.parent, Children: tt.children}, now)
+			golden(t, resp)
+			got := resp.Status
 			if got.Phase != tt.wantPhase {
 				t.Errorf("phase = %q; want %q (message %q)", got.Phase, tt.wantPhase, got.Message)
 			}
@@ -248,6 +250,7 @@ func TestSyncChildren(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			resp := sync.Sync(&sync.Request{Parent: tt.parent, Children: tt.children}, now)
+			golden(t, resp)
 			if got := names(resp.Children); !slices.Equal(got, tt.wantNames) {
 				t.Errorf("children = %v; want %v", got, tt.wantNames)
 			}
@@ -389,6 +392,7 @@ func TestSyncInvalidSpec(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			req := &sync.Request{Parent: webapp(tt.mod), Children: observed}
 			resp := sync.Sync(req, now)
+			golden(t, resp)
 			if resp.Status.Phase != webappv1.PhaseInvalid {
 				t.Errorf("phase = %q; want Invalid", resp.Status.Phase)
 			}
@@ -486,6 +490,7 @@ func TestFinalize(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			resp := sync.Finalize(&sync.Request{Parent: tt.parent, Children: tt.children, Finalizing: true}, now)
+			golden(t, resp)
 			if got := names(resp.Children); !slices.Equal(got, tt.wantNames) {
 				t.Errorf("children = %v; want %v", got, tt.wantNames)
 			}
