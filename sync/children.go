@@ -53,20 +53,24 @@ func labelsFor(name string) map[string]string {
 	}
 }
 
-// desiredDeployment builds the Deployment for a valid spec, in apply form, and the hash of its spec.
-// observed is the Deployment already there, or nil. A Deployment's selector is immutable, so when the
-// observed one has a different selector (it was adopted, or made by an older hook) that selector is
-// kept and its labels are added to the pod template, which must match it.
-func desiredDeployment(p *Parent, observed *Child) (Object, string) {
+// podLabels returns the Deployment selector and the pod labels. Normally both are labelsFor(name).
+// A Deployment's selector is immutable, so when the observed one has a different selector (it was
+// adopted, or made by an older hook) that selector is kept and its matchLabels are added to the pod
+// labels, which must match it. The Service selects the pod labels, so it always finds the pods.
+func podLabels(p *Parent, observed *Child) (*metav1.LabelSelector, map[string]string) {
 	labels := labelsFor(p.Name)
 	selector := &metav1.LabelSelector{MatchLabels: labels}
-	podLabels := labels
-	if observed != nil && observed.Deployment.Selector != nil && !equality.Semantic.DeepEqual(observed.Deployment.Selector, selector) {
-		selector = observed.Deployment.Selector
-		podLabels = make(map[string]string, len(labels)+len(selector.MatchLabels))
-		maps.Copy(podLabels, labels)
-		maps.Copy(podLabels, selector.MatchLabels)
+	if observed == nil || observed.Deployment.Selector == nil || equality.Semantic.DeepEqual(observed.Deployment.Selector, selector) {
+		return selector, labels
 	}
+	merged := make(map[string]string, len(labels)+len(observed.Deployment.Selector.MatchLabels))
+	maps.Copy(merged, labels)
+	maps.Copy(merged, observed.Deployment.Selector.MatchLabels)
+	return observed.Deployment.Selector, merged
+}
+
+// desiredDeployment builds the Deployment for a valid spec, in apply form, and the hash of its spec.
+func desiredDeployment(p *Parent, selector *metav1.LabelSelector, pods map[string]string) (Object, string) {
 	container := corev1.Container{
 		Name:  ContainerName,
 		Image: p.Spec.Image,
@@ -80,12 +84,12 @@ func desiredDeployment(p *Parent, observed *Child) (Object, string) {
 	}
 	d := appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labelsFor(p.Name)},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: p.Spec.Replicas,
 			Selector: selector,
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
+				ObjectMeta: metav1.ObjectMeta{Labels: pods},
 				Spec:       corev1.PodSpec{Containers: []corev1.Container{container}},
 			},
 		},
@@ -97,15 +101,15 @@ func desiredDeployment(p *Parent, observed *Child) (Object, string) {
 	return obj, hash
 }
 
-// desiredService builds the ClusterIP Service that exposes spec.port on ServicePort. Call it only when Port is set.
-func desiredService(p *Parent) Object {
-	labels := labelsFor(p.Name)
+// desiredService builds the ClusterIP Service that exposes spec.port on ServicePort, selecting
+// the pod labels. Call it only when Port is set.
+func desiredService(p *Parent, pods map[string]string) Object {
 	s := corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labelsFor(p.Name)},
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
-			Selector: labels,
+			Selector: pods,
 			Ports: []corev1.ServicePort{{
 				Name:       PortName,
 				Port:       ServicePort,
@@ -172,18 +176,21 @@ func specHash(spec any) string {
 	return fmt.Sprintf("%016x", h.Sum64())
 }
 
-// serverAnnotations are annotations that the apiserver, controllers or clients write; they are not
-// part of a child's apply form.
-var serverAnnotations = map[string]bool{
-	AnnotationLastApplied:                              true,
-	"kubectl.kubernetes.io/last-applied-configuration": true,
-	"deployment.kubernetes.io/revision":                true,
+// isServerAnnotation reports annotations that the apiserver, controllers or clients write; they
+// are not part of a child's apply form.
+func isServerAnnotation(key string) bool {
+	switch key {
+	case AnnotationLastApplied, "kubectl.kubernetes.io/last-applied-configuration", "deployment.kubernetes.io/revision":
+		return true
+	}
+	return false
 }
 
 // keptForm returns the apply form that leaves an observed child exactly as it is. It prefers the
 // configuration Metacontroller last applied, because answering that again makes Metacontroller's
 // three-way merge a no-op. A child without it (adopted, or created by other means) is returned as
-// observed, less status and server-set metadata, which equally changes nothing.
+// observed, less status and server-set metadata: every field it carries is what the apiserver
+// stores, so it changes nothing and cannot make Metacontroller loop.
 func keptForm(c *Child) Object {
 	if last, ok := c.Annotations[AnnotationLastApplied]; ok {
 		obj, err := decodeObject([]byte(last))
@@ -218,7 +225,7 @@ func keptForm(c *Child) Object {
 	if annotations, ok := meta["annotations"].(map[string]any); ok {
 		own := map[string]any{}
 		for k, v := range annotations {
-			if !serverAnnotations[k] {
+			if !isServerAnnotation(k) {
 				own[k] = v
 			}
 		}

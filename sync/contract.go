@@ -55,7 +55,7 @@ func CheckResponse(req *Request, resp Response) error {
 		return fmt.Errorf("status.conditions = %v; want exactly one Ready condition", st.Conditions)
 	}
 	if c := st.Conditions[0]; (c.Status == "True") != st.Ready || c.Reason == "" || c.LastTransitionTime.IsZero() {
-		return fmt.Errorf("Ready condition %+v disagrees with ready=%v or lacks reason or lastTransitionTime", c, st.Ready)
+		return fmt.Errorf("the Ready condition %+v disagrees with ready=%v or lacks reason or lastTransitionTime", c, st.Ready)
 	}
 	return nil
 }

@@ -31,8 +31,10 @@ type Request struct {
 
 // Parent is the observed WebApp, reduced to what the decision reads.
 type Parent struct {
-	Name       string
-	Namespace  string
+	// Name and Namespace are the WebApp's; DecodeRequest requires both.
+	Name      string
+	Namespace string
+	// Generation is metadata.generation, reported back as observedGeneration.
 	Generation int64
 	// Spec is the WebApp's spec as decoded. It is meaningful only when SpecError is nil.
 	Spec webappv1.WebAppSpec
@@ -46,6 +48,7 @@ type Parent struct {
 
 // Child is one observed child object.
 type Child struct {
+	// APIVersion, Kind and Name identify the object; DecodeChild requires all three.
 	APIVersion string
 	Kind       string
 	Name       string
@@ -80,6 +83,7 @@ type RequestError struct {
 	Problem string
 }
 
+// Error returns "field: problem", or the problem alone when the whole body is at fault.
 func (e *RequestError) Error() string {
 	if e.Field == "" {
 		return e.Problem
@@ -308,7 +312,7 @@ func decodeSpec(raw json.RawMessage) (webappv1.WebAppSpec, error) {
 	var errs FieldErrors
 	if !isNull(w.Image) {
 		if err := json.Unmarshal(w.Image, &spec.Image); err != nil {
-			errs = append(errs, FieldError{Field: "spec.image", Problem: "must be a string, got " + string(w.Image)})
+			errs = append(errs, FieldError{Field: "spec.image", Problem: "must be a string, got " + quoteRaw(w.Image)})
 		}
 	}
 	defaultReplicas := int32(webappv1.DefaultReplicas)
@@ -340,17 +344,17 @@ func decodeInt32(raw json.RawMessage, field string, def *int32, lo, hi int64, er
 	}
 	var n json.Number
 	if err := json.Unmarshal(raw, &n); err != nil {
-		return nil, append(errs, FieldError{Field: field, Problem: "must be an integer, got " + string(raw)})
+		return nil, append(errs, FieldError{Field: field, Problem: "must be an integer, got " + quoteRaw(raw)})
 	}
 	i, err := strconv.ParseInt(n.String(), 10, 64)
 	if err != nil {
 		var numErr *strconv.NumError
 		if !errors.As(err, &numErr) || numErr.Err != strconv.ErrRange {
-			return nil, append(errs, FieldError{Field: field, Problem: "must be an integer, got " + n.String()})
+			return nil, append(errs, FieldError{Field: field, Problem: "must be an integer, got " + quoteRaw(raw)})
 		}
 	}
 	if err != nil || i < lo || i > hi {
-		return nil, append(errs, FieldError{Field: field, Problem: rangeProblem(lo, hi, n.String())})
+		return nil, append(errs, FieldError{Field: field, Problem: rangeProblem(lo, hi, quoteRaw(raw))})
 	}
 	v := int32(i)
 	return &v, errs
@@ -369,6 +373,14 @@ func previousConditions(raw json.RawMessage) []metav1.Condition {
 		return nil
 	}
 	return s.Conditions
+}
+
+// quoteRaw renders a raw JSON value for a message, shortened like quote.
+func quoteRaw(raw json.RawMessage) string {
+	if r := []rune(string(raw)); len(r) > maxQuoted {
+		return string(r[:maxQuoted]) + "…"
+	}
+	return string(raw)
 }
 
 func isNull(raw json.RawMessage) bool {

@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -39,8 +40,8 @@ type Response struct {
 // desired only when spec.port is set, so removing the port deletes the Service.
 func Sync(req *Request, now time.Time) Response {
 	p := &req.Parent
-	dep := req.observedDeployment()
-	base := baseStatus(p, dep)
+	dep := req.observed(isDeployment)
+	base := baseStatus(req)
 
 	if err := specError(p); err != nil {
 		kept := make([]Object, 0, len(req.Children))
@@ -51,11 +52,11 @@ func Sync(req *Request, now time.Time) Response {
 		return Response{Status: withReady(base, p, now, webappv1.PhaseInvalid, webappv1.ReasonInvalidSpec, msg), Children: kept}
 	}
 
-	deployment, hash := desiredDeployment(p, dep)
+	selector, pods := podLabels(p, dep)
+	deployment, hash := desiredDeployment(p, selector, pods)
 	children := []Object{deployment}
 	if p.Spec.Port != nil {
-		children = append(children, desiredService(p))
-		base.URL = fmt.Sprintf("http://%s.%s.svc", p.Name, p.Namespace)
+		children = append(children, desiredService(p, pods))
 	}
 	for i := range req.Children {
 		c := &req.Children[i]
@@ -77,9 +78,9 @@ func Sync(req *Request, now time.Time) Response {
 // invalid spec is torn down the same way.
 func Finalize(req *Request, now time.Time) Response {
 	p := &req.Parent
-	base := baseStatus(p, req.observedDeployment())
+	base := baseStatus(req)
 	var children []Object
-	var services, others, deployments, scaling int
+	var services, others, deployments, scaling, pods int
 	for i := range req.Children {
 		c := &req.Children[i]
 		switch {
@@ -100,6 +101,7 @@ func Finalize(req *Request, now time.Time) Response {
 			children = append(children, keptForm(c))
 		case !scaledDown(c):
 			scaling++
+			pods += podsLeft(c)
 			children = append(children, scaledToZero(c))
 		}
 	}
@@ -116,7 +118,7 @@ func Finalize(req *Request, now time.Time) Response {
 		}
 		msg = fmt.Sprintf("Deleting %s first so that traffic stops; %s %s.", what, count(deployments, "Deployment"), plural(deployments, "remain", "remains"))
 	case scaling > 0:
-		msg = fmt.Sprintf("Scaling %s to zero; %s still running.", count(scaling, "Deployment"), count(int(base.Replicas), "pod"))
+		msg = fmt.Sprintf("Scaling %s to zero; %s left.", count(scaling, "Deployment"), count(pods, "pod"))
 	default:
 		msg = fmt.Sprintf("Deleting %s now that it has no pods.", count(deployments, "Deployment"))
 	}
@@ -134,40 +136,70 @@ func Finalize(req *Request, now time.Time) Response {
 	return resp
 }
 
-// specError is the first reason the spec cannot be used, or nil.
+// specError is why the WebApp cannot be built, or nil: every problem of the spec and the name.
 func specError(p *Parent) error {
 	if p.SpecError != nil {
 		return p.SpecError
 	}
-	return ValidateSpec(p.Spec)
+	var errs FieldErrors
+	var fe *FieldError
+	if err := ValidateName(p.Name, p.Spec.Port); errors.As(err, &fe) {
+		errs = append(errs, *fe)
+	}
+	var fes FieldErrors
+	if err := ValidateSpec(p.Spec); errors.As(err, &fes) {
+		errs = append(errs, fes...)
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
 }
 
-// observedDeployment returns the observed Deployment named after the WebApp, or nil.
-func (r *Request) observedDeployment() *Child {
+func isDeployment(c *Child) bool { return c.isDeployment() }
+func isService(c *Child) bool    { return c.isService() }
+
+// observed returns the observed child of a kind that is named after the WebApp, or nil.
+func (r *Request) observed(kind func(*Child) bool) *Child {
 	for i := range r.Children {
 		c := &r.Children[i]
-		if c.isDeployment() && c.Name == r.Parent.Name {
+		if kind(c) && c.Name == r.Parent.Name {
 			return c
 		}
 	}
 	return nil
 }
 
-// scaledDown reports whether a Deployment asks for no pods and its controller has confirmed none are left.
+// scaledDown reports whether a Deployment asks for no pods and its controller has confirmed that
+// none are left, terminating ones included.
 func scaledDown(c *Child) bool {
 	d := c.Deployment
-	return d.Replicas == 0 && d.Status.ObservedGeneration >= c.Generation && d.Status.Replicas == 0
+	return d.Replicas == 0 && d.Status.ObservedGeneration >= c.Generation && podsLeft(c) == 0
 }
 
-// baseStatus fills in the counts taken from the observed Deployment.
-func baseStatus(p *Parent, dep *Child) webappv1.WebAppStatus {
+// podsLeft counts a Deployment's pods, running and terminating.
+func podsLeft(c *Child) int {
+	n := int(c.Deployment.Status.Replicas)
+	if t := c.Deployment.Status.TerminatingReplicas; t != nil {
+		n += int(*t)
+	}
+	return n
+}
+
+// baseStatus fills in what is read straight from the observed children: the Deployment's counts,
+// and the URL while the Service exists.
+func baseStatus(req *Request) webappv1.WebAppStatus {
+	p := &req.Parent
 	s := webappv1.WebAppStatus{ObservedGeneration: p.Generation}
-	if dep != nil {
+	if dep := req.observed(isDeployment); dep != nil {
 		st := dep.Deployment.Status
 		s.Replicas = st.Replicas
 		s.UpdatedReplicas = st.UpdatedReplicas
 		s.ReadyReplicas = st.ReadyReplicas
 		s.AvailableReplicas = st.AvailableReplicas
+	}
+	if req.observed(isService) != nil {
+		s.URL = fmt.Sprintf("http://%s.%s.svc", p.Name, p.Namespace)
 	}
 	return s
 }

@@ -241,11 +241,13 @@ func TestSyncChildren(t *testing.T) {
 		wantNames []string
 		wantURL   string
 	}{
-		{name: "port set: Deployment and Service", parent: webapp(), wantNames: []string{"Deployment/hello", "Service/hello"}, wantURL: "http://hello.default.svc"},
+		{name: "port set: Deployment and Service", parent: webapp(), wantNames: []string{"Deployment/hello", "Service/hello"}},
+		{name: "url once the Service exists", parent: webapp(), children: []sync.Child{observe(t, svc, 1, nil)}, wantNames: []string{"Deployment/hello", "Service/hello"}, wantURL: "http://hello.default.svc"},
 		{name: "no port: Deployment only", parent: noPort, wantNames: []string{"Deployment/hello"}},
-		{name: "port removed: the observed Service is deleted", parent: noPort, children: []sync.Child{observe(t, svc, 1, nil)}, wantNames: []string{"Deployment/hello"}},
-		{name: "unknown kinds are kept", parent: webapp(), children: []sync.Child{configMap}, wantNames: []string{"ConfigMap/extra", "Deployment/hello", "Service/hello"}, wantURL: "http://hello.default.svc"},
-		{name: "every optional field", parent: full, wantNames: []string{"Deployment/hello", "Service/hello"}, wantURL: "http://hello.default.svc"},
+		{name: "port removed: the observed Service is deleted", parent: noPort, children: []sync.Child{observe(t, svc, 1, nil)}, wantNames: []string{"Deployment/hello"}, wantURL: "http://hello.default.svc"},
+		{name: "unknown kinds are kept", parent: webapp(), children: []sync.Child{configMap}, wantNames: []string{"ConfigMap/extra", "Deployment/hello", "Service/hello"}},
+		{name: "every optional field", parent: full, wantNames: []string{"Deployment/hello", "Service/hello"}},
+		{name: "a dotted name is fine without a Service", parent: webapp(func(p *sync.Parent) { p.Name = "my.app"; p.Spec.Port = nil }), wantNames: []string{"Deployment/my.app"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -340,7 +342,7 @@ func TestSyncChildren(t *testing.T) {
 		oldSelector := map[string]any{sync.LabelName: sync.AppName, sync.LabelInstance: "hello"}
 		old["spec"].(map[string]any)["selector"] = map[string]any{"matchLabels": oldSelector}
 		resp := sync.Sync(&sync.Request{Parent: webapp(), Children: []sync.Child{observe(t, old, 1, nil)}}, now)
-		dep := resp.Children[0]
+		dep, svc := resp.Children[0], resp.Children[1]
 		if got := field(dep, "spec", "selector", "matchLabels"); !reflect.DeepEqual(got, oldSelector) {
 			t.Errorf("selector = %v; want the observed %v", got, oldSelector)
 		}
@@ -349,6 +351,9 @@ func TestSyncChildren(t *testing.T) {
 			if podLabels[k] != v {
 				t.Errorf("template label %s = %v; want %v so the selector matches", k, podLabels[k], v)
 			}
+		}
+		if got := field(svc, "spec", "selector"); !reflect.DeepEqual(got, podLabels) {
+			t.Errorf("Service selector = %v; want the pod labels %v", got, podLabels)
 		}
 	})
 }
@@ -384,6 +389,27 @@ func TestSyncInvalidSpec(t *testing.T) {
 			}
 		}, "spec.resources.requests.cpu: 2 must be less than or equal to the limit 1"},
 		{"several problems", func(p *sync.Parent) { p.Spec.Image = ""; p.Spec.Port = ptr(int32(0)) }, "spec.image: must not be empty; spec.port: must be between 1 and 65535, got 0"},
+		{"negative quantity", func(p *sync.Parent) {
+			p.Spec.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("-1")}}
+		}, "spec.resources.requests.cpu: must not be negative, got -1"},
+		{"resource claims", func(p *sync.Parent) {
+			p.Spec.Resources = &corev1.ResourceRequirements{Claims: []corev1.ResourceClaim{{Name: "gpu"}}}
+		}, "spec.resources.claims: is not supported"},
+		{"two env sources", func(p *sync.Parent) {
+			p.Spec.Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{
+				FieldRef:        &corev1.ObjectFieldSelector{FieldPath: "metadata.name"},
+				ConfigMapKeyRef: &corev1.ConfigMapKeySelector{Key: "k"},
+			}}}
+		}, "spec.env[0].valueFrom: must set exactly one source, got 2"},
+		{"name too long for a label", func(p *sync.Parent) { p.Name = strings.Repeat("a", 64) }, "metadata.name: \"aaaa"},
+		{"dotted name with a port", func(p *sync.Parent) { p.Name = "my.app" }, `metadata.name: "my.app" cannot name the Service that spec.port asks for`},
+		{"every request above its limit, in a stable order", func(p *sync.Parent) {
+			p.Spec.Resources = &corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{"cpu": resource.MustParse("2"), "memory": resource.MustParse("2Gi"), "ephemeral-storage": resource.MustParse("2Gi")},
+				Limits:   corev1.ResourceList{"cpu": resource.MustParse("1"), "memory": resource.MustParse("1Gi"), "ephemeral-storage": resource.MustParse("1Gi")},
+			}
+		}, "spec.resources.requests.cpu: 2 must be less than or equal to the limit 1; spec.resources.requests.ephemeral-storage: 2Gi must be less than or equal to the limit 1Gi; spec.resources.requests.memory: 2Gi"},
+		{"a huge value is quoted short", func(p *sync.Parent) { p.Spec.Image = strings.Repeat("X", 100000) }, `spec.image: "` + strings.Repeat("X", 80) + `"… is not a valid image reference`},
 		{"spec that did not decode", func(p *sync.Parent) {
 			p.SpecError = sync.FieldErrors{{Field: "spec.replicas", Problem: `must be an integer, got "three"`}}
 		}, `spec.replicas: must be an integer, got "three"`},
@@ -401,6 +427,14 @@ func TestSyncInvalidSpec(t *testing.T) {
 			}
 			if !strings.Contains(resp.Status.Message, tt.wantMessage) {
 				t.Errorf("message = %q; want it to contain %q", resp.Status.Message, tt.wantMessage)
+			}
+			if n := len(resp.Status.Message); n > 4096 {
+				t.Errorf("message is %d bytes; want it short whatever the input", n)
+			}
+			for range 10 {
+				if again := sync.Sync(req, now).Status.Message; again != resp.Status.Message {
+					t.Fatalf("message changed between calls, which would update the status forever:\n%s\n%s", resp.Status.Message, again)
+				}
 			}
 			// Every observed child comes back exactly as Metacontroller last applied it.
 			if got, want := asJSON(t, resp.Children), asJSON(t, []any{lastApplied(t, observed[0]), lastApplied(t, observed[1])}); got != want {
@@ -469,6 +503,9 @@ func TestFinalize(t *testing.T) {
 	zero["spec"].(map[string]any)["replicas"] = 0
 	draining := observe(t, zero, 3, depStatus(2, 3, 3, 3, 3))
 	drained := observe(t, zero, 3, depStatus(3, 0, 0, 0, 0))
+	terminating := depStatus(3, 0, 0, 0, 0)
+	terminating.TerminatingReplicas = ptr(int32(2))
+	stillTerminating := observe(t, zero, 3, terminating)
 
 	tests := []struct {
 		name          string
@@ -480,8 +517,9 @@ func TestFinalize(t *testing.T) {
 		wantMessage   string
 	}{
 		{"service first", p, []sync.Child{running, observe(t, svc, 1, nil)}, []string{"Deployment/hello"}, int64(3), false, "Deleting 1 Service first so that traffic stops; 1 Deployment remains."},
-		{"then scale to zero", p, []sync.Child{running}, []string{"Deployment/hello"}, int64(0), false, "Scaling 1 Deployment to zero; 3 pods still running."},
-		{"wait while pods remain", p, []sync.Child{draining}, []string{"Deployment/hello"}, int64(0), false, "Scaling 1 Deployment to zero; 3 pods still running."},
+		{"then scale to zero", p, []sync.Child{running}, []string{"Deployment/hello"}, int64(0), false, "Scaling 1 Deployment to zero; 3 pods left."},
+		{"wait while pods remain", p, []sync.Child{draining}, []string{"Deployment/hello"}, int64(0), false, "Scaling 1 Deployment to zero; 3 pods left."},
+		{"wait for terminating pods", p, []sync.Child{stillTerminating}, []string{"Deployment/hello"}, int64(0), false, "Scaling 1 Deployment to zero; 2 pods left."},
 		{"then delete the Deployment", p, []sync.Child{drained}, nil, nil, false, "Deleting 1 Deployment now that it has no pods."},
 		{"done", p, nil, nil, nil, true, "All children are deleted; the WebApp can go."},
 		{"invalid spec is torn down alike", webapp(func(p *sync.Parent) { p.Spec.Image = "" }), []sync.Child{running}, []string{"Deployment/hello"}, int64(0), false, "Scaling"},

@@ -75,10 +75,13 @@ func (h *Handler) SetReady(ready bool) { h.ready.Store(ready) }
 
 // Error is an error with the HTTP status code and the message a client may see.
 type Error struct {
-	Code    int
+	// Code is the HTTP status code.
+	Code int
+	// Message is sent to the client as {"error": Message}; it must not hold internal details.
 	Message string
 }
 
+// Error returns the message.
 func (e *Error) Error() string { return e.Message }
 
 // errorBody is the JSON body of every non-200 answer.
@@ -185,7 +188,8 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	writeJSON(w, code, errorBody{Error: msg})
 }
 
-// recoverPanics turns a panic in a handler into a 500 and one log line; the server keeps serving.
+// recoverPanics turns a panic in a handler into a 500 and one log line, with the stack, through
+// writeError; the server keeps serving.
 func (h *Handler) recoverPanics(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
@@ -193,8 +197,7 @@ func (h *Handler) recoverPanics(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				h.opts.Logger.Error("panic in handler", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-				writeJSON(w, http.StatusInternalServerError, errorBody{Error: "internal error"})
+				h.writeError(w, r, fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
 			}
 		}()
 		next.ServeHTTP(w, r)

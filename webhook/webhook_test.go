@@ -257,7 +257,7 @@ func TestPanicRecovered(t *testing.T) {
 	if rec.Code != 500 || strings.TrimSpace(rec.Body.String()) != `{"error":"internal error"}` {
 		t.Errorf("answer = %d %s; want 500 {\"error\":\"internal error\"}", rec.Code, rec.Body)
 	}
-	if n := strings.Count(buf.String(), `"msg":"panic in handler"`); n != 1 {
+	if n := strings.Count(buf.String(), `panic: clock broke`); n != 1 || strings.Count(buf.String(), "\n") != 1 {
 		t.Errorf("logged %d panic lines; want 1", n)
 	}
 	if rec := serve(h, "POST", "/sync", readExample(t, "create.request.json")); rec.Code != 200 {

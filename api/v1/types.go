@@ -111,14 +111,20 @@ const (
 // ConditionReady is the type of the one condition a WebApp carries.
 const ConditionReady = "Ready"
 
-// Reasons of the Ready condition.
+// Reasons of the Ready condition, one per phase.
 const (
-	ReasonRolloutComplete          = "RolloutComplete"
-	ReasonRolloutInProgress        = "RolloutInProgress"
-	ReasonDeploymentMissing        = "DeploymentMissing"
+	// ReasonRolloutComplete goes with PhaseReady.
+	ReasonRolloutComplete = "RolloutComplete"
+	// ReasonRolloutInProgress goes with PhaseProgressing.
+	ReasonRolloutInProgress = "RolloutInProgress"
+	// ReasonDeploymentMissing goes with PhasePending.
+	ReasonDeploymentMissing = "DeploymentMissing"
+	// ReasonProgressDeadlineExceeded goes with PhaseDegraded.
 	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
-	ReasonInvalidSpec              = "InvalidSpec"
-	ReasonTerminating              = "Terminating"
+	// ReasonInvalidSpec goes with PhaseInvalid.
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonTerminating goes with PhaseTerminating.
+	ReasonTerminating = "Terminating"
 )
 
 // WebAppStatus is the observed state of a WebApp. It is computed only from the children observed
@@ -152,7 +158,7 @@ type WebAppStatus struct {
 	// +optional
 	AvailableReplicas int32 `json:"availableReplicas"`
 
-	// url is the in-cluster address of the Service, http://<name>.<namespace>.svc, when spec.port is set.
+	// url is the in-cluster address of the Service, http://<name>.<namespace>.svc, while that Service exists.
 	// +optional
 	URL string `json:"url,omitempty"`
 

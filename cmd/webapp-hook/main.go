@@ -27,8 +27,10 @@ const (
 	writeTimeout      = 15 * time.Second
 	idleTimeout       = 120 * time.Second
 	maxHeaderBytes    = 64 << 10
-	// defaultShutdownTimeout bounds the drain of in-flight requests after SIGTERM. It stays below
+	// defaultShutdownDelay covers the time endpoints take to drop a terminating pod, and
+	// defaultShutdownTimeout the drain of in-flight requests after that. Together they stay below
 	// Kubernetes' default terminationGracePeriodSeconds of 30.
+	defaultShutdownDelay   = 5 * time.Second
 	defaultShutdownTimeout = 20 * time.Second
 )
 
@@ -56,7 +58,10 @@ type Config struct {
 	Addr string
 	// MaxBodyBytes limits hook request bodies.
 	MaxBodyBytes int64
-	// ShutdownTimeout bounds the graceful drain after SIGTERM.
+	// ShutdownDelay is how long the server keeps serving after SIGTERM, with /readyz at 503, so
+	// that Kubernetes removes the pod from the Service's endpoints before the listener closes.
+	ShutdownDelay time.Duration
+	// ShutdownTimeout bounds the graceful drain of in-flight requests that follows.
 	ShutdownTimeout time.Duration
 	// LogLevel is debug, info, warn or error.
 	LogLevel string
@@ -65,7 +70,9 @@ type Config struct {
 // Main is the program: it parses its configuration, listens, serves and shuts down gracefully.
 // Tests use it to start the real server on "127.0.0.1:0".
 type Main struct {
+	// Config is set by NewMain to the defaults and by ParseFlags from flags and environment.
 	Config Config
+	// Logger writes JSON lines to stderr; ParseFlags sets its level.
 	Logger *slog.Logger
 
 	stderr   io.Writer
@@ -84,6 +91,7 @@ func NewMain(stderr io.Writer) *Main {
 		Config: Config{
 			Addr:            ":8080",
 			MaxBodyBytes:    webhook.DefaultMaxBodyBytes,
+			ShutdownDelay:   defaultShutdownDelay,
 			ShutdownTimeout: defaultShutdownTimeout,
 			LogLevel:        "info",
 		},
@@ -99,7 +107,8 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 	c := &m.Config
 	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address (env ADDR)")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "largest accepted request body in bytes; larger ones get 413 (env MAX_BODY_BYTES)")
-	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long to drain in-flight requests after SIGTERM (env SHUTDOWN_TIMEOUT)")
+	fs.DurationVar(&c.ShutdownDelay, "shutdown-delay", c.ShutdownDelay, "how long to keep serving after SIGTERM with /readyz failing, so endpoints drop the pod first (env SHUTDOWN_DELAY)")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long to then drain in-flight requests (env SHUTDOWN_TIMEOUT)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env LOG_LEVEL)")
 
 	var err error
@@ -122,6 +131,9 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 	}
 	if c.MaxBodyBytes <= 0 {
 		return fmt.Errorf("-max-body-bytes must be positive, got %d", c.MaxBodyBytes)
+	}
+	if c.ShutdownDelay < 0 {
+		return fmt.Errorf("-shutdown-delay must not be negative, got %s", c.ShutdownDelay)
 	}
 	if c.ShutdownTimeout <= 0 {
 		return fmt.Errorf("-shutdown-timeout must be positive, got %s", c.ShutdownTimeout)
@@ -183,9 +195,10 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 }
 
-// Close stops the server: /readyz turns 503, new connections are refused, and in-flight requests
-// drain for up to Config.ShutdownTimeout. It is safe to call more than once, concurrently, or on a
-// Main that never opened; every call returns the first call's result.
+// Close stops the server: /readyz turns 503 while it keeps serving for Config.ShutdownDelay, then
+// the listener closes and in-flight requests drain for up to Config.ShutdownTimeout. It is safe to
+// call more than once, concurrently, or on a Main that never opened; every call returns the first
+// call's result.
 func (m *Main) Close() error {
 	m.closeOnce.Do(func() { m.closeErr = m.shutdown() })
 	return m.closeErr
@@ -196,9 +209,10 @@ func (m *Main) shutdown() error {
 		return nil
 	}
 	m.handler.SetReady(false)
+	m.Logger.Info("shutting down", "delay", m.Config.ShutdownDelay.String(), "timeout", m.Config.ShutdownTimeout.String())
+	time.Sleep(m.Config.ShutdownDelay)
 	ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
 	defer cancel()
-	m.Logger.Info("shutting down", "timeout", m.Config.ShutdownTimeout.String())
 	if err := m.server.Shutdown(ctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
