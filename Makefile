@@ -5,7 +5,7 @@ export GOTOOLCHAIN := go1.27.3
 IMAGE ?= ghcr.io/example/webapp-hook:dev
 FUZZTIME ?= 60s
 
-.PHONY: run test fuzz bench generate image deploy
+.PHONY: run test e2e kube-binaries fuzz bench generate image deploy
 
 ## run: serve the hooks on :8080
 run:
@@ -15,6 +15,14 @@ run:
 test:
 	go vet ./...
 	go test -race ./...
+
+## e2e: the end-to-end suite against etcd, kube-apiserver, kube-controller-manager,
+## kube-scheduler and kwok built from source into bin/ (about 6 minutes the first time)
+e2e: kube-binaries
+	go test -tags e2e -count=1 -timeout 20m ./e2e/...
+
+kube-binaries:
+	bash hack/kube-binaries.sh
 
 ## fuzz: fuzz the decision and the HTTP handler, FUZZTIME each
 fuzz:

@@ -1,0 +1,572 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/sync"
+	"github.com/example/webapp-operator/webhook"
+)
+
+var (
+	// cluster and client are nil when the control plane could not be had; skipReason says why.
+	cluster    *controlPlane
+	client     *kube
+	skipReason string
+	// hook serves the real handler, as Metacontroller would reach it.
+	hook *httptest.Server
+)
+
+// metacontrollerCRDs is Metacontroller's own CRD file, shared beside the checkout, not in the repository.
+const metacontrollerCRDs = "../../shared/metacontroller/crds.yaml"
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	hook = httptest.NewServer(webhook.New(webhook.Options{Logger: slog.New(slog.DiscardHandler)}))
+	defer hook.Close()
+	if os.Getenv("E2E_EXISTING_CLUSTER") != "" {
+		skipReason = "E2E_EXISTING_CLUSTER is set: only the existing-cluster test runs"
+		return m.Run()
+	}
+	bin, err := binaries()
+	if err != nil {
+		skipReason = "control-plane binaries unavailable: " + err.Error()
+		fmt.Fprintln(os.Stderr, "e2e:", skipReason)
+		return m.Run()
+	}
+	start := time.Now()
+	cp, err := startControlPlane(context.Background(), bin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: start control plane:", err)
+		return 1
+	}
+	defer cp.stop()
+	cluster, client = cp, newKube(cp.server, cp.token)
+	if err := setup(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: setup:", err)
+		if exited := cp.exited(); exited != nil {
+			fmt.Fprintln(os.Stderr, exited)
+		}
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "e2e: control plane ready in %s at %s\n", time.Since(start).Round(time.Millisecond), cp.server)
+	return m.Run()
+}
+
+// setup installs the WebApp CRD (and Metacontroller's, when shared), and a kwok node.
+func setup() error {
+	crds, err := os.ReadFile("../crds/example.com_webapps.yaml")
+	if err != nil {
+		return err
+	}
+	if err := installCRDs(crds); err != nil {
+		return err
+	}
+	if mc, err := os.ReadFile(metacontrollerCRDs); err == nil {
+		if err := installCRDs(mc); err != nil {
+			return fmt.Errorf("metacontroller CRDs: %w", err)
+		}
+	}
+	node := obj{
+		"apiVersion": "v1", "kind": "Node",
+		"metadata": obj{
+			"name":        "kwok-node-0",
+			"annotations": obj{"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
+			"labels":      obj{"kubernetes.io/hostname": "kwok-node-0", "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "kwok"},
+		},
+	}
+	if _, err := client.create(node); err != nil {
+		return fmt.Errorf("create kwok node: %w", err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		n, err := client.get("v1", "Node", "", "kwok-node-0")
+		if err != nil {
+			return err
+		}
+		if conditionTrue(n, "Ready") {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("kwok node not Ready after 60s\n%s", cluster.tail("kwok"))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if ns, err := client.get("v1", "Namespace", "", "default"); err != nil || ns == nil {
+		if _, err := client.create(obj{"apiVersion": "v1", "kind": "Namespace", "metadata": obj{"name": "default"}}); err != nil {
+			return fmt.Errorf("create namespace default: %w", err)
+		}
+	}
+	return nil
+}
+
+// installCRDs applies every CRD in a YAML file and waits until each is Established.
+func installCRDs(data []byte) error {
+	docs, err := yamlDocs(data)
+	if err != nil {
+		return err
+	}
+	for _, d := range docs {
+		if _, err := client.apply(d, "webapp-e2e", false); err != nil {
+			return err
+		}
+	}
+	for _, d := range docs {
+		_, _, _, name := identity(d)
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			c, err := client.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", name)
+			if err != nil {
+				return err
+			}
+			if conditionTrue(c, "Established") {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("CRD %s not Established after 30s", name)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	client.forget()
+	return nil
+}
+
+func conditionTrue(o obj, condition string) bool {
+	conds, _ := field(o, "status", "conditions").([]any)
+	for _, c := range conds {
+		if field(c, "type") == condition && field(c, "status") == "True" {
+			return true
+		}
+	}
+	return false
+}
+
+func requireCluster(t *testing.T) {
+	t.Helper()
+	if cluster == nil {
+		t.Skip(skipReason)
+	}
+}
+
+func webApp(namespace, name string, spec obj) obj {
+	return obj{"apiVersion": "example.com/v1", "kind": "WebApp", "metadata": obj{"name": name, "namespace": namespace}, "spec": spec}
+}
+
+// TestCRD checks the WebApp CRD in a real apiserver: defaults, validation, printer columns and
+// the field descriptions `kubectl explain` shows.
+func TestCRD(t *testing.T) {
+	requireCluster(t)
+	ns := client.namespace(t, "crd")
+
+	t.Run("replicas defaults to 1", func(t *testing.T) {
+		got, err := client.create(webApp(ns, "defaults", obj{"image": "nginx"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := field(got, "spec", "replicas"); r != float64(1) {
+			t.Errorf("spec.replicas = %v; want 1", r)
+		}
+	})
+
+	tests := []struct {
+		name string
+		spec obj
+		want []string // substrings of the apiserver's message
+	}{
+		{"empty image", obj{"image": ""}, []string{"spec.image", "at least 1 chars long"}},
+		{"missing image", obj{"replicas": 1}, []string{"spec.image", "Required value"}},
+		{"replicas -1", obj{"image": "nginx", "replicas": -1}, []string{"spec.replicas", "greater than or equal to 0"}},
+		{"replicas 1001", obj{"image": "nginx", "replicas": 1001}, []string{"spec.replicas", "less than or equal to 1000"}},
+		{"port 0", obj{"image": "nginx", "port": 0}, []string{"spec.port", "greater than or equal to 1"}},
+		{"port 70000", obj{"image": "nginx", "port": 70000}, []string{"spec.port", "less than or equal to 65535"}},
+		{"env without a name", obj{"image": "nginx", "env": []any{obj{"value": "x"}}}, []string{"spec.env[0].name", "Required value"}},
+		{"replicas not a number", obj{"image": "nginx", "replicas": "three"}, []string{"spec.replicas", "must be of type integer"}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := client.create(webApp(ns, fmt.Sprintf("invalid-%d", i), tt.spec))
+			e, ok := err.(*apiError)
+			if !ok || e.Code != http.StatusUnprocessableEntity {
+				t.Fatalf("create = %v; want 422 Invalid", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(e.Message, w) {
+					t.Errorf("message = %q; want it to contain %q", e.Message, w)
+				}
+			}
+		})
+	}
+
+	t.Run("printer columns", func(t *testing.T) {
+		p, _ := client.path("example.com/v1", "WebApp", ns, "")
+		req, _ := http.NewRequest("GET", client.server+p, nil)
+		req.Header.Set("Authorization", "Bearer "+client.token)
+		req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+		resp, err := client.hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var table struct {
+			ColumnDefinitions []struct{ Name string }
+		}
+		json.NewDecoder(resp.Body).Decode(&table)
+		var got []string
+		for _, c := range table.ColumnDefinitions {
+			got = append(got, c.Name)
+		}
+		if want := []string{"Name", "Image", "Desired", "Available", "Phase", "Age"}; !slices.Equal(got, want) {
+			t.Errorf("columns = %v; want %v", got, want)
+		}
+	})
+
+	t.Run("field descriptions", func(t *testing.T) {
+		b, err := client.do("GET", "/openapi/v3/apis/example.com/v1", "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, _ := decode(b)
+		spec := field(doc, "components", "schemas", "com.example.v1.WebApp", "properties", "spec")
+		props, _ := field(spec, "properties").(map[string]any)
+		if len(props) != 5 {
+			t.Fatalf("spec has %d published fields; want 5", len(props))
+		}
+		for name, p := range props {
+			if d, _ := field(p, "description").(string); d == "" {
+				t.Errorf("spec.%s has no description in the published OpenAPI", name)
+			}
+		}
+	})
+}
+
+// TestManifests dry-runs every manifest under metacontroller/ against the real apiserver.
+func TestManifests(t *testing.T) {
+	requireCluster(t)
+	if _, err := client.create(obj{"apiVersion": "v1", "kind": "Namespace", "metadata": obj{"name": "webapp-system"}}); err != nil {
+		if e, ok := err.(*apiError); !ok || e.Code != http.StatusConflict {
+			t.Fatal(err)
+		}
+	}
+	files, _ := filepath.Glob("../metacontroller/*.yaml")
+	for _, f := range files {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs, err := yamlDocs(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range docs {
+			apiVersion, kind, _, name := identity(d)
+			t.Run(filepath.Base(f)+"/"+kind+"/"+name, func(t *testing.T) {
+				if strings.HasPrefix(apiVersion, "metacontroller.k8s.io/") {
+					if _, err := os.Stat(metacontrollerCRDs); err != nil {
+						t.Skip("no " + metacontrollerCRDs + " beside the checkout: Metacontroller's CRDs are shared material, not part of the repository")
+					}
+				}
+				if _, err := client.apply(d, "webapp-e2e", true); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}
+}
+
+// TestAnswers sends every golden answer of the sync and finalize tables, and every example's
+// answer, to the apiserver: each child must pass a server-side dry-run apply, and each status must
+// be stored by the WebApp status subresource exactly as sent, so its shape matches the CRD.
+func TestAnswers(t *testing.T) {
+	requireCluster(t)
+	files, _ := filepath.Glob("../sync/testdata/answers/*/*.json")
+	examples, _ := filepath.Glob("../examples/*.response.json")
+	files = append(files, examples...)
+	if len(files) < 40 {
+		t.Fatalf("found %d answers; want the sync tables and the examples", len(files))
+	}
+	parent, err := client.apply(webApp("default", "hello", obj{"image": "nginx:1.27", "replicas": 3, "port": 8080}), "webapp-e2e", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		rel, _ := filepath.Rel("..", f)
+		t.Run(rel, func(t *testing.T) {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var answer struct {
+				Status   map[string]any
+				Children []obj
+			}
+			if err := json.Unmarshal(b, &answer); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range answer.Children {
+				if _, err := client.apply(c, "metacontroller", true); err != nil {
+					t.Errorf("child rejected: %v", err)
+				}
+			}
+			stored, err := client.updateStatus(parent, answer.Status)
+			if err != nil {
+				t.Fatalf("status rejected: %v", err)
+			}
+			if got, want := canonical(t, stored["status"]), canonical(t, answer.Status); got != want {
+				t.Errorf("stored status differs from the answer, so the CRD pruned or changed it:\nstored %s\nsent   %s", got, want)
+			}
+		})
+	}
+}
+
+func canonical(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// call sends one hook request, built from observed objects with v2 keys, to the real handler.
+func call(t *testing.T, path string, parent obj, children []obj) sync.Response {
+	t.Helper()
+	groups := map[string]map[string]obj{"Deployment.apps/v1": {}, "Service.v1": {}}
+	for _, c := range children {
+		apiVersion, kind, namespace, name := identity(c)
+		groups[kind+"."+apiVersion][namespace+"/"+name] = c
+	}
+	body, _ := json.Marshal(obj{"controller": obj{}, "parent": parent, "children": groups, "related": obj{}, "finalizing": path == "/finalize"})
+	resp, err := http.Post(hook.URL+path, "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%s = %d %s", path, resp.StatusCode, out)
+	}
+	var answer sync.Response
+	if err := json.Unmarshal(out, &answer); err != nil {
+		t.Fatal(err)
+	}
+	return answer
+}
+
+// observed returns the WebApp and its children as they are now.
+func observed(t *testing.T, namespace, name string) (obj, []obj) {
+	t.Helper()
+	parent, err := client.get("example.com/v1", "WebApp", namespace, name)
+	if err != nil || parent == nil {
+		t.Fatalf("get WebApp %s/%s: %v", namespace, name, err)
+	}
+	var children []obj
+	for _, kind := range []struct{ apiVersion, kind string }{{"apps/v1", "Deployment"}, {"v1", "Service"}} {
+		c, err := client.get(kind.apiVersion, kind.kind, namespace, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c != nil {
+			children = append(children, c)
+		}
+	}
+	return parent, children
+}
+
+// reconcile does what Metacontroller does once: send the observed state to sync, apply the
+// desired children, delete the omitted ones, and write the status.
+func reconcile(t *testing.T, path, namespace, name string) sync.Response {
+	t.Helper()
+	parent, children := observed(t, namespace, name)
+	answer := call(t, path, parent, children)
+	desired := map[string]bool{}
+	for _, c := range answer.Children {
+		if _, err := client.apply(c, "metacontroller", false); err != nil {
+			t.Fatal(err)
+		}
+		_, kind, _, n := identity(c)
+		desired[kind+"/"+n] = true
+	}
+	for _, c := range children {
+		apiVersion, kind, ns, n := identity(c)
+		if !desired[kind+"/"+n] {
+			p, _ := client.path(apiVersion, kind, ns, n)
+			if _, err := client.do("DELETE", p, "", nil); err != nil {
+				t.Fatalf("delete %s %s: %v", kind, n, err)
+			}
+		}
+	}
+	if _, err := client.updateStatus(parent, answer.Status); err != nil {
+		t.Fatalf("status: %v", err)
+	}
+	return answer
+}
+
+// TestFixedPoint guards against endless sync loops: after the children are applied and read back,
+// syncing again must ask for exactly the same children, and applying them must change nothing.
+func TestFixedPoint(t *testing.T) {
+	requireCluster(t)
+	tests := []struct {
+		name string
+		spec obj
+	}{
+		{"every optional field", obj{
+			"image": "registry.example.com/team/app:v1.2.3", "replicas": 2, "port": 8080,
+			"env": []any{
+				obj{"name": "GREETING", "value": "hello"},
+				obj{"name": "POD_IP", "valueFrom": obj{"fieldRef": obj{"fieldPath": "status.podIP"}}},
+				obj{"name": "LIMIT", "valueFrom": obj{"resourceFieldRef": obj{"resource": "limits.memory"}}},
+			},
+			"resources": obj{"requests": obj{"cpu": "100m", "memory": "64Mi"}, "limits": obj{"memory": "128Mi"}},
+		}},
+		{"no optional field", obj{"image": "nginx"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ns := client.namespace(t, "fixed")
+			if _, err := client.create(webApp(ns, "app", tt.spec)); err != nil {
+				t.Fatal(err)
+			}
+			first := reconcile(t, "/sync", ns, "app")
+			parent, stored := observed(t, ns, "app")
+			if len(stored) != len(first.Children) {
+				t.Fatalf("%d children stored; want %d", len(stored), len(first.Children))
+			}
+			second := call(t, "/sync", parent, stored)
+			if got, want := canonical(t, second.Children), canonical(t, first.Children); got != want {
+				t.Fatalf("second sync asks for different children:\n%s\nwant\n%s", got, want)
+			}
+			for i, c := range second.Children {
+				after, err := client.apply(c, "metacontroller", true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				before := stored[i]
+				_, kind, _, _ := identity(before)
+				if field(after, "metadata", "generation") != field(before, "metadata", "generation") {
+					t.Errorf("%s generation %v -> %v: applying the same answer again changed the object", kind, field(before, "metadata", "generation"), field(after, "metadata", "generation"))
+				}
+				if got, want := canonical(t, after["spec"]), canonical(t, before["spec"]); got != want {
+					t.Errorf("%s spec changed:\n%s\nwas\n%s", kind, got, want)
+				}
+				if got, want := ownedFields(t, after), ownedFields(t, before); got != want {
+					t.Errorf("%s managed fields changed:\n%s\nwas\n%s", kind, got, want)
+				}
+			}
+		})
+	}
+}
+
+// ownedFields is the metacontroller field manager's entry, without its timestamp.
+func ownedFields(t *testing.T, o obj) string {
+	entries, _ := field(o, "metadata", "managedFields").([]any)
+	for _, e := range entries {
+		if field(e, "manager") == "metacontroller" {
+			m := e.(map[string]any)
+			delete(m, "time")
+			return canonical(t, m)
+		}
+	}
+	return ""
+}
+
+// TestRollout runs real Deployment, ReplicaSet and scheduler controllers with kwok pods: the hook
+// reports Ready with the right counts once the rollout completes, reports a rollout in progress,
+// not ready, while an image change rolls out, and tears everything down in order on finalize.
+func TestRollout(t *testing.T) {
+	requireCluster(t)
+	ns := client.namespace(t, "rollout")
+	wa := webApp(ns, "hello", obj{"image": "nginx:1.27", "replicas": 3, "port": 8080})
+	// Metacontroller adds this finalizer when a finalize hook is configured; it holds the WebApp
+	// while finalize runs.
+	wa["metadata"].(map[string]any)["finalizers"] = []any{"metacontroller.io/compositecontroller-webapp-controller"}
+	if _, err := client.create(wa); err != nil {
+		t.Fatal(err)
+	}
+	var last sync.Response
+	waitFor(t, "WebApp Ready", 90*time.Second, func() (bool, error) {
+		last = reconcile(t, "/sync", ns, "hello")
+		return last.Status.Phase == webappv1.PhaseReady, nil
+	})
+	st := last.Status
+	if got := [4]int32{st.Replicas, st.UpdatedReplicas, st.ReadyReplicas, st.AvailableReplicas}; got != [4]int32{3, 3, 3, 3} || !st.Ready || st.URL != "http://hello."+ns+".svc" {
+		t.Fatalf("status = %+v; want ready with 3 replicas everywhere and the Service URL", st)
+	}
+
+	p, _ := client.path("example.com/v1", "WebApp", ns, "hello")
+	if _, err := client.do("PATCH", p, "application/merge-patch+json", obj{"spec": obj{"image": "nginx:1.28"}}); err != nil {
+		t.Fatal(err)
+	}
+	first := reconcile(t, "/sync", ns, "hello")
+	if first.Status.Ready || first.Status.Phase != webappv1.PhaseProgressing || first.Status.AvailableReplicas < 3 {
+		t.Fatalf("status right after the image change = %+v; want Progressing and not ready although 3 pods are available", first.Status)
+	}
+	var phases []string
+	waitFor(t, "new image rolled out", 90*time.Second, func() (bool, error) {
+		last = reconcile(t, "/sync", ns, "hello")
+		_, children := observed(t, ns, "hello")
+		dep := children[0]
+		image := field(dep, "spec", "template", "spec", "containers", 0, "image")
+		if last.Status.Ready && (image != "nginx:1.28" || field(dep, "status", "updatedReplicas") != float64(3) || field(dep, "status", "replicas") != float64(3)) {
+			return false, fmt.Errorf("ready while the Deployment is %v", field(dep, "status"))
+		}
+		if len(phases) == 0 || phases[len(phases)-1] != last.Status.Message {
+			phases = append(phases, last.Status.Message)
+		}
+		return last.Status.Ready, nil
+	})
+	t.Logf("rollout messages: %q", phases)
+	if len(phases) < 2 {
+		t.Errorf("saw %q; want at least one rollout-in-progress status before Ready", phases)
+	}
+
+	if _, err := client.do("DELETE", p, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	waitFor(t, "finalized", 90*time.Second, func() (bool, error) {
+		_, children := observed(t, ns, "hello")
+		var kinds []string
+		for _, c := range children {
+			_, kind, _, _ := identity(c)
+			kinds = append(kinds, kind)
+		}
+		if len(order) == 0 || order[len(order)-1] != strings.Join(kinds, "+") {
+			order = append(order, strings.Join(kinds, "+"))
+		}
+		answer := reconcile(t, "/finalize", ns, "hello")
+		if *answer.Finalized && len(children) > 0 {
+			return false, fmt.Errorf("finalized with %v still there", kinds)
+		}
+		return *answer.Finalized, nil
+	})
+	if _, err := client.do("PATCH", p, "application/merge-patch+json", obj{"metadata": obj{"finalizers": nil}}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"Deployment+Service", "Deployment", ""}; !slices.Equal(order, want) {
+		t.Errorf("children during teardown = %q; want %q: the Service goes first, the Deployment last", order, want)
+	}
+}
