@@ -31,6 +31,8 @@ var (
 	skipReason string
 	// hook serves the real handler, as Metacontroller would reach it.
 	hook *httptest.Server
+	// recorded counts the requests written to E2E_RECORD_DIR.
+	recorded int
 )
 
 // metacontrollerCRDs is Metacontroller's own CRD file, shared beside the checkout, not in the repository.
@@ -360,6 +362,14 @@ func call(t *testing.T, path string, parent obj, children []obj) sync.Response {
 		groups[kind+"."+apiVersion][namespace+"/"+name] = c
 	}
 	body, _ := json.Marshal(obj{"controller": obj{}, "parent": parent, "children": groups, "related": obj{}, "finalizing": path == "/finalize"})
+	if dir := os.Getenv("E2E_RECORD_DIR"); dir != "" {
+		// Keep the requests, to take realistic benchmark inputs from a real apiserver.
+		recorded++
+		name := fmt.Sprintf("%s-%03d%s.json", strings.ReplaceAll(t.Name(), "/", "_"), recorded, strings.ReplaceAll(path, "/", "."))
+		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	resp, err := http.Post(hook.URL+path, "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)

@@ -313,16 +313,24 @@ func FuzzHandler(f *testing.F) {
 	})
 }
 
-// BenchmarkHandler measures a whole hook call, decoding to encoding, for each example request.
+// BenchmarkHandler measures a whole hook call, decoding to encoding: a small request (a new
+// WebApp, no children) and a large one (testdata/large.request.json: a Deployment and a Service as
+// a real kube-apiserver returned them, with managedFields and Metacontroller's annotations).
 func BenchmarkHandler(b *testing.B) {
-	h := newHandler(webhook.Options{})
-	for _, name := range []string{"create", "rollout", "finalize-children"} {
-		body := readExample(b, name+".request.json")
-		path := "/sync"
-		if strings.HasPrefix(name, "finalize") {
-			path = "/finalize"
-		}
-		b.Run(name, func(b *testing.B) {
+	large, err := os.ReadFile(filepath.Join("testdata", "large.request.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name, path, body string
+	}{
+		{"small", "/sync", readExample(b, "create.request.json")},
+		{"large", "/sync", string(large)},
+		{"finalize", "/finalize", readExample(b, "finalize-children.request.json")},
+	} {
+		h := newHandler(webhook.Options{})
+		body, path := bc.body, bc.path
+		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
