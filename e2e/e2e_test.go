@@ -386,6 +386,20 @@ func call(t *testing.T, path string, parent obj, children []obj) sync.Response {
 	return answer
 }
 
+// decodeAll decodes the children of an answer.
+func decodeAll(t *testing.T, children []sync.Object) []obj {
+	t.Helper()
+	out := make([]obj, len(children))
+	for i, c := range children {
+		o, err := decode(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = o
+	}
+	return out
+}
+
 // observed returns the WebApp and its children as they are now.
 func observed(t *testing.T, namespace, name string) (obj, []obj) {
 	t.Helper()
@@ -413,7 +427,7 @@ func reconcile(t *testing.T, path, namespace, name string) sync.Response {
 	parent, children := observed(t, namespace, name)
 	answer := call(t, path, parent, children)
 	desired := map[string]bool{}
-	for _, c := range answer.Children {
+	for _, c := range decodeAll(t, answer.Children) {
 		if _, err := client.apply(c, "metacontroller", false); err != nil {
 			t.Fatal(err)
 		}
@@ -469,7 +483,7 @@ func TestFixedPoint(t *testing.T) {
 			if got, want := canonical(t, second.Children), canonical(t, first.Children); got != want {
 				t.Fatalf("second sync asks for different children:\n%s\nwant\n%s", got, want)
 			}
-			for i, c := range second.Children {
+			for i, c := range decodeAll(t, second.Children) {
 				after, err := client.apply(c, "metacontroller", true)
 				if err != nil {
 					t.Fatal(err)

@@ -12,14 +12,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
 )
 
-// Object is one child in apply form: only the fields the hook owns, as Metacontroller expects them.
-type Object = map[string]any
+// Object is one child in apply form, as JSON: only the fields the hook owns, as Metacontroller
+// expects them.
+type Object = json.RawMessage
 
 // Labels, names and annotations the hook puts on its children.
 const (
@@ -94,11 +96,19 @@ func desiredDeployment(p *Parent, selector *metav1.LabelSelector, pods map[strin
 			},
 		},
 	}
-	obj := applyForm(&d)
-	hash := specHash(obj["spec"])
-	metadata := obj["metadata"].(map[string]any)
-	metadata["annotations"] = map[string]any{AnnotationSpecHash: hash}
-	return obj, hash
+	spec := applyJSON(&d.Spec)
+	hash := specHash(spec)
+	d.Annotations = map[string]string{AnnotationSpecHash: hash}
+	return marshal(applyObject{APIVersion: d.APIVersion, Kind: d.Kind, Metadata: d.ObjectMeta, Spec: spec}), hash
+}
+
+// applyObject is a child in apply form whose spec is already pruned JSON. Its metadata has no
+// zero-value noise of its own: creationTimestamp is omitzero.
+type applyObject struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   metav1.ObjectMeta `json:"metadata"`
+	Spec       json.RawMessage   `json:"spec"`
 }
 
 // desiredService builds the ClusterIP Service that exposes spec.port on ServicePort, selecting
@@ -118,61 +128,94 @@ func desiredService(p *Parent, pods map[string]string) Object {
 			}},
 		},
 	}
-	return applyForm(&s)
+	return applyJSON(&s)
 }
 
-// applyForm converts a typed object to the map Metacontroller applies, without zero-value noise:
-// no creationTimestamp: null, no status: {}, no resources: {}. Such fields would differ from what
-// the apiserver stores and make Metacontroller update the child on every sync.
-func applyForm(typed any) Object {
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
+// applyJSON encodes a typed object in apply form, without zero-value noise: no status: {}, no
+// resources: {}, no strategy: {}. Such fields differ from what the apiserver stores and would make
+// Metacontroller update the child on every sync. encoding/json already leaves out false, 0 and ""
+// of omitempty fields; pruneJSON removes the empty objects and lists it keeps.
+func applyJSON(typed any) json.RawMessage {
+	return pruneJSON(marshal(typed))
+}
+
+// marshal encodes a value built here from validated input; a failure is a programming error.
+func marshal(v any) []byte {
+	b, err := json.Marshal(v)
 	if err != nil {
-		// The typed values are built here from validated input; a failure is a programming error.
-		panic(fmt.Sprintf("convert %T to apply form: %v", typed, err))
+		panic(fmt.Sprintf("encode %T: %v", v, err))
 	}
-	pruned, _ := prune(obj).(map[string]any)
-	return pruned
+	return b
 }
 
-// prune drops nulls, empty objects and empty lists, recursively. It never drops false, 0 or "".
-func prune(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, e := range t {
-			if p := prune(e); p == nil {
-				delete(t, k)
+// pruneJSON drops nulls, and objects and lists that are empty or become empty, recursively. It
+// never drops false, 0 or "". It reads and writes compact JSON in one pass.
+func pruneJSON(in []byte) []byte {
+	dec := jsontext.NewDecoder(bytes.NewReader(in))
+	out, _, err := pruneValue(dec, make([]byte, 0, len(in)))
+	if err != nil {
+		panic(fmt.Sprintf("prune JSON: %v", err))
+	}
+	return out
+}
+
+// pruneValue appends the pruned next value of dec to out; kept is false when nothing was appended.
+func pruneValue(dec *jsontext.Decoder, out []byte) (_ []byte, kept bool, err error) {
+	switch dec.PeekKind() {
+	case 'n':
+		_, err = dec.ReadToken()
+		return out, false, err
+	case '{', '[':
+		open, err := dec.ReadToken()
+		if err != nil {
+			return out, false, err
+		}
+		start := len(out)
+		out = append(out, byte(open.Kind()))
+		closing := jsontext.Kind('}')
+		if open.Kind() == '[' {
+			closing = ']'
+		}
+		n := 0
+		for dec.PeekKind() != closing {
+			mark := len(out)
+			if n > 0 {
+				out = append(out, ',')
+			}
+			if closing == '}' {
+				name, err := dec.ReadValue()
+				if err != nil {
+					return out, false, err
+				}
+				out = append(append(out, name...), ':')
+			}
+			var kept bool
+			if out, kept, err = pruneValue(dec, out); err != nil {
+				return out, false, err
+			}
+			if kept {
+				n++
 			} else {
-				t[k] = p
+				out = out[:mark]
 			}
 		}
-		if len(t) == 0 {
-			return nil
+		if _, err := dec.ReadToken(); err != nil {
+			return out, false, err
 		}
-		return t
-	case []any:
-		out := t[:0]
-		for _, e := range t {
-			if p := prune(e); p != nil {
-				out = append(out, p)
-			}
+		if n == 0 {
+			return out[:start], false, nil
 		}
-		if len(out) == 0 {
-			return nil
-		}
-		return out
+		return append(out, byte(closing)), true, nil
 	}
-	return v
+	v, err := dec.ReadValue()
+	return append(out, v...), err == nil, err
 }
 
-// specHash is a short, stable hash of a Deployment spec in apply form. encoding/json sorts map keys,
-// so equal specs always hash alike.
-func specHash(spec any) string {
-	b, err := json.Marshal(spec)
-	if err != nil {
-		panic(fmt.Sprintf("hash deployment spec: %v", err))
-	}
+// specHash is a short, stable hash of a Deployment spec in apply form: encoding/json writes struct
+// fields in order and map keys sorted, so equal specs always hash alike.
+func specHash(spec []byte) string {
 	h := fnv.New64a()
-	h.Write(b)
+	h.Write(spec)
 	return fmt.Sprintf("%016x", h.Sum64())
 }
 
@@ -192,6 +235,11 @@ func isServerAnnotation(key string) bool {
 // observed, less status and server-set metadata: every field it carries is what the apiserver
 // stores, so it changes nothing and cannot make Metacontroller loop.
 func keptForm(c *Child) Object {
+	return marshal(keptObject(c))
+}
+
+// keptObject is keptForm before encoding.
+func keptObject(c *Child) map[string]any {
 	if last, ok := c.Annotations[AnnotationLastApplied]; ok {
 		obj, err := decodeObject([]byte(last))
 		if err == nil && sameIdentity(obj, c) {
@@ -206,7 +254,7 @@ func keptForm(c *Child) Object {
 	}
 	// Identity comes from the decoded fields. encoding/json matches keys case-insensitively, so
 	// keys that only differ in case from these are dropped rather than sent twice.
-	out := Object{"apiVersion": c.APIVersion, "kind": c.Kind}
+	out := map[string]any{"apiVersion": c.APIVersion, "kind": c.Kind}
 	for k, v := range observed {
 		switch strings.ToLower(k) {
 		case "apiversion", "kind", "metadata", "status":
@@ -264,14 +312,14 @@ func sameIdentity(obj map[string]any, c *Child) bool {
 
 // scaledToZero returns the kept form of an observed Deployment with spec.replicas set to 0.
 func scaledToZero(c *Child) Object {
-	obj := keptForm(c)
+	obj := keptObject(c)
 	spec, ok := obj["spec"].(map[string]any)
 	if !ok {
 		spec = map[string]any{}
 		obj["spec"] = spec
 	}
-	spec["replicas"] = int64(0)
-	return obj
+	spec["replicas"] = 0
+	return marshal(obj)
 }
 
 // desiredReplicas is spec.replicas with the default applied.

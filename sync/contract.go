@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -16,7 +17,11 @@ import (
 //   - the status has a known phase and exactly one Ready condition that agrees with ready.
 func CheckResponse(req *Request, resp Response) error {
 	seen := map[string]bool{}
-	for i, obj := range resp.Children {
+	for i, raw := range resp.Children {
+		var obj map[string]any
+		if err := json.Unmarshal(raw, &obj); err != nil {
+			return fmt.Errorf("children[%d]: %v", i, err)
+		}
 		meta, _ := obj["metadata"].(map[string]any)
 		apiVersion, _ := obj["apiVersion"].(string)
 		kind, _ := obj["kind"].(string)

@@ -47,19 +47,31 @@ func webapp(mods ...func(*sync.Parent)) sync.Parent {
 }
 
 // desiredFor returns the children Sync asks for when nothing is observed yet, by kind.
-func desiredFor(t *testing.T, p sync.Parent) map[string]sync.Object {
+func desiredFor(t *testing.T, p sync.Parent) map[string]map[string]any {
 	t.Helper()
 	resp := sync.Sync(&sync.Request{Parent: p}, now)
-	out := map[string]sync.Object{}
-	for _, c := range resp.Children {
+	out := map[string]map[string]any{}
+	for _, c := range objects(t, resp.Children) {
 		out[c["kind"].(string)] = c
+	}
+	return out
+}
+
+// objects decodes children for inspection.
+func objects(t testing.TB, children []sync.Object) []map[string]any {
+	t.Helper()
+	out := make([]map[string]any, len(children))
+	for i, c := range children {
+		if err := json.Unmarshal(c, &out[i]); err != nil {
+			t.Fatalf("children[%d]: %v", i, err)
+		}
 	}
 	return out
 }
 
 // observe turns an apply-form object into what the apiserver would show Metacontroller afterwards:
 // server-set metadata, Metacontroller's last-applied annotation and, when status is not nil, a status.
-func observe(t *testing.T, applied sync.Object, generation int64, status any) sync.Child {
+func observe(t *testing.T, applied map[string]any, generation int64, status any) sync.Child {
 	t.Helper()
 	var obj map[string]any
 	roundTrip(t, applied, &obj)
@@ -132,9 +144,9 @@ var deadlineExceeded = appsv1.DeploymentCondition{
 }
 
 // names lists children as "Kind/name", sorted.
-func names(objs []sync.Object) []string {
-	out := make([]string, 0, len(objs))
-	for _, o := range objs {
+func names(t *testing.T, children []sync.Object) []string {
+	out := make([]string, 0, len(children))
+	for _, o := range objects(t, children) {
 		meta, _ := o["metadata"].(map[string]any)
 		out = append(out, fmt.Sprintf("%s/%s", o["kind"], meta["name"]))
 	}

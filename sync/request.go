@@ -6,9 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -91,115 +96,242 @@ func (e *RequestError) Error() string {
 	return e.Field + ": " + e.Problem
 }
 
-// wireRequest is the request as sent; only the fields read are declared.
-type wireRequest struct {
-	Parent     *wireParent                           `json:"parent"`
-	Children   map[string]map[string]json.RawMessage `json:"children"`
-	Finalizing bool                                  `json:"finalizing"`
-}
-
+// The wire types hold only the fields the decision reads; everything else (managedFields, the
+// controller, most of each child) is skipped by the decoder without being stored.
 type wireParent struct {
-	APIVersion string          `json:"apiVersion"`
-	Kind       string          `json:"kind"`
-	Metadata   *wireMeta       `json:"metadata"`
-	Spec       json.RawMessage `json:"spec"`
-	Status     json.RawMessage `json:"status"`
+	Kind     string         `json:"kind"`
+	Metadata *wireMeta      `json:"metadata"`
+	Spec     jsontext.Value `json:"spec"`
+	Status   *struct {
+		Conditions jsontext.Value `json:"conditions"`
+	} `json:"status"`
 }
 
 type wireMeta struct {
-	Name        string            `json:"name"`
-	Namespace   string            `json:"namespace"`
-	Generation  int64             `json:"generation"`
-	Annotations map[string]string `json:"annotations"`
+	Name       string `json:"name"`
+	Namespace  string `json:"namespace"`
+	Generation int64  `json:"generation"`
 }
 
 type wireSpec struct {
-	Image     json.RawMessage `json:"image"`
-	Replicas  json.RawMessage `json:"replicas"`
-	Port      json.RawMessage `json:"port"`
-	Env       json.RawMessage `json:"env"`
-	Resources json.RawMessage `json:"resources"`
+	Image     jsontext.Value `json:"image"`
+	Replicas  jsontext.Value `json:"replicas"`
+	Port      jsontext.Value `json:"port"`
+	Env       jsontext.Value `json:"env"`
+	Resources jsontext.Value `json:"resources"`
 }
 
+// wireChild is one observed child. It decodes itself in a single pass: the Deployment fields are
+// decoded only when the kind, which Metacontroller sends before spec and status, says Deployment.
 type wireChild struct {
-	APIVersion string    `json:"apiVersion"`
-	Kind       string    `json:"kind"`
-	Metadata   *wireMeta `json:"metadata"`
-}
-
-type wireDeployment struct {
+	APIVersion string
+	Kind       string
+	Metadata   *struct {
+		wireMeta
+		Annotations map[string]string `json:"annotations"`
+	}
 	Spec struct {
 		Replicas *int32                `json:"replicas"`
 		Selector *metav1.LabelSelector `json:"selector"`
-	} `json:"spec"`
-	Status appsv1.DeploymentStatus `json:"status"`
+	}
+	Status appsv1.DeploymentStatus
+	// late holds spec and status when they came before kind, to decode once kind is known.
+	late map[string]jsontext.Value
 }
 
-// DecodeRequest decodes a Metacontroller sync or finalize request body, in either hook version.
-// It returns a *RequestError when the body is not a JSON object, has no parent.metadata.name or namespace,
-// or has a wrong type outside parent.spec. Problems inside parent.spec are not errors here: they are
-// recorded in Parent.SpecError so that the decision can answer Invalid and keep every child.
-func DecodeRequest(body []byte) (*Request, error) {
-	var w wireRequest
-	if err := decodeJSON(body, &w); err != nil {
-		return nil, err
+// UnmarshalJSONFrom implements json/v2's UnmarshalerFrom.
+func (w *wireChild) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if dec.PeekKind() != '{' {
+		return &jsonv2.SemanticError{JSONKind: dec.PeekKind(), JSONPointer: dec.StackPointer(), GoType: reflect.TypeFor[wireChild]()}
 	}
-	if w.Parent == nil {
-		return nil, &RequestError{Field: "parent", Problem: "required"}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
 	}
-	if w.Parent.Metadata == nil {
-		return nil, &RequestError{Field: "parent.metadata", Problem: "required"}
-	}
-	if w.Parent.Metadata.Name == "" {
-		return nil, &RequestError{Field: "parent.metadata.name", Problem: "required"}
-	}
-	if w.Parent.Metadata.Namespace == "" {
-		return nil, &RequestError{Field: "parent.metadata.namespace", Problem: "required: WebApp is a namespaced resource"}
-	}
-	if w.Parent.Kind != "" && w.Parent.Kind != webappv1.Kind {
-		return nil, &RequestError{Field: "parent.kind", Problem: fmt.Sprintf("must be %s, got %q", webappv1.Kind, w.Parent.Kind)}
-	}
-	req := &Request{
-		Parent: Parent{
-			Name:       w.Parent.Metadata.Name,
-			Namespace:  w.Parent.Metadata.Namespace,
-			Generation: w.Parent.Metadata.Generation,
-		},
-		Finalizing: w.Finalizing,
-	}
-	req.Parent.Spec, req.Parent.SpecError = decodeSpec(w.Parent.Spec)
-	req.Parent.Conditions = previousConditions(w.Parent.Status)
-
-	for group, objs := range w.Children {
-		for key, raw := range objs {
-			c, err := DecodeChild(raw)
-			if err != nil {
-				var re *RequestError
-				if errors.As(err, &re) {
-					re.Field = fmt.Sprintf("children[%q][%q]", group, key) + prefixDot(re.Field)
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		switch name.String() {
+		case "apiVersion":
+			err = jsonv2.UnmarshalDecode(dec, &w.APIVersion)
+		case "kind":
+			err = jsonv2.UnmarshalDecode(dec, &w.Kind)
+		case "metadata":
+			err = jsonv2.UnmarshalDecode(dec, &w.Metadata)
+		case "spec", "status":
+			switch {
+			case w.Kind == "":
+				var v jsontext.Value
+				if v, err = dec.ReadValue(); err == nil {
+					if w.late == nil {
+						w.late = map[string]jsontext.Value{}
+					}
+					w.late[name.String()] = v.Clone()
 				}
-				return nil, err
+			case w.isDeployment() && name.String() == "spec":
+				err = jsonv2.UnmarshalDecode(dec, &w.Spec)
+			case w.isDeployment():
+				err = jsonv2.UnmarshalDecode(dec, &w.Status)
+			default:
+				err = dec.SkipValue()
 			}
-			if c.Namespace == "" {
-				c.Namespace = req.Parent.Namespace
+		default:
+			err = dec.SkipValue()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	if w.isDeployment() {
+		if err := decodeField(w.late["spec"], "spec", &w.Spec); err != nil {
+			return err
+		}
+		if err := decodeField(w.late["status"], "status", &w.Status); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *wireChild) isDeployment() bool { return w.APIVersion == "apps/v1" && w.Kind == "Deployment" }
+
+// DecodeRequest decodes a Metacontroller sync or finalize request body, in either hook version,
+// in one pass over the body. Each Child.Raw is a slice of body, which must not change afterwards.
+// It returns a *RequestError when the body is not a JSON object, has no parent.metadata.name or
+// namespace, or has a wrong type outside parent.spec. Problems inside parent.spec are not errors
+// here: they are recorded in Parent.SpecError so that the decision can answer Invalid and keep
+// every child.
+func DecodeRequest(body []byte) (*Request, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, &RequestError{Problem: "empty body: a JSON object is required"}
+	}
+	req := &Request{}
+	var parent *wireParent
+	dec := jsontext.NewDecoder(bytes.NewReader(body))
+	err := func() error {
+		if k := dec.PeekKind(); k != '{' {
+			if k == 0 {
+				_, err := dec.ReadToken()
+				return err
 			}
-			req.Children = append(req.Children, c)
+			return &jsonv2.SemanticError{JSONKind: k, JSONPointer: dec.StackPointer(), GoType: reflect.TypeFor[Request]()}
+		}
+		dec.ReadToken()
+		for dec.PeekKind() != '}' {
+			name, err := dec.ReadToken()
+			if err != nil {
+				return err
+			}
+			switch name.String() {
+			case "parent":
+				err = jsonv2.UnmarshalDecode(dec, &parent)
+			case "finalizing":
+				err = jsonv2.UnmarshalDecode(dec, &req.Finalizing)
+			case "children":
+				err = decodeChildren(dec, body, req)
+			default:
+				err = dec.SkipValue()
+			}
+			if err != nil {
+				return err
+			}
+		}
+		dec.ReadToken()
+		_, err := dec.ReadToken() // anything after the object is an error
+		if err == io.EOF {
+			return nil
+		}
+		if err == nil {
+			return &jsontext.SyntacticError{ByteOffset: dec.InputOffset(), Err: errors.New("unexpected data after the request object")}
+		}
+		return err
+	}()
+	if err != nil {
+		return nil, requestError(err)
+	}
+	switch {
+	case parent == nil:
+		return nil, &RequestError{Field: "parent", Problem: "required"}
+	case parent.Metadata == nil:
+		return nil, &RequestError{Field: "parent.metadata", Problem: "required"}
+	case parent.Metadata.Name == "":
+		return nil, &RequestError{Field: "parent.metadata.name", Problem: "required"}
+	case parent.Metadata.Namespace == "":
+		return nil, &RequestError{Field: "parent.metadata.namespace", Problem: "required: WebApp is a namespaced resource"}
+	case parent.Kind != "" && parent.Kind != webappv1.Kind:
+		return nil, &RequestError{Field: "parent.kind", Problem: fmt.Sprintf("must be %s, got %q", webappv1.Kind, parent.Kind)}
+	}
+	req.Parent.Name = parent.Metadata.Name
+	req.Parent.Namespace = parent.Metadata.Namespace
+	req.Parent.Generation = parent.Metadata.Generation
+	req.Parent.Spec, req.Parent.SpecError = decodeSpec(parent.Spec)
+	if parent.Status != nil {
+		req.Parent.Conditions = previousConditions(parent.Status.Conditions)
+	}
+	for i := range req.Children {
+		if req.Children[i].Namespace == "" {
+			req.Children[i].Namespace = req.Parent.Namespace
 		}
 	}
 	sortChildren(req.Children)
 	return req, nil
 }
 
-// DecodeChild decodes one observed child object. It returns a *RequestError when the object has
-// no apiVersion, kind or metadata.name, or when a Deployment's spec.replicas or status has a wrong type.
-func DecodeChild(raw []byte) (Child, error) {
-	if isNull(raw) {
-		return Child{}, &RequestError{Problem: "expected object, got JSON null"}
+// decodeChildren reads the children object: {"Kind.apiVersion": {key: object}}. The keys are
+// never read; each object keeps its bytes in body as Child.Raw.
+func decodeChildren(dec *jsontext.Decoder, body []byte, req *Request) error {
+	if dec.PeekKind() == 'n' {
+		_, err := dec.ReadToken()
+		return err
 	}
-	var w wireChild
-	if err := decodeJSON(raw, &w); err != nil {
-		return Child{}, err
+	if k := dec.PeekKind(); k != '{' {
+		return &jsonv2.SemanticError{JSONKind: k, JSONPointer: dec.StackPointer(), GoType: reflect.TypeFor[map[string]any]()}
 	}
+	dec.ReadToken()
+	for dec.PeekKind() != '}' {
+		if _, err := dec.ReadToken(); err != nil { // the child type, "Kind.apiVersion"
+			return err
+		}
+		switch k := dec.PeekKind(); k {
+		case 'n':
+			dec.ReadToken()
+			continue
+		case '{':
+		default:
+			return &jsonv2.SemanticError{JSONKind: k, JSONPointer: dec.StackPointer(), GoType: reflect.TypeFor[map[string]any]()}
+		}
+		dec.ReadToken()
+		for dec.PeekKind() != '}' {
+			if _, err := dec.ReadToken(); err != nil { // the key: a name or namespace/name
+				return err
+			}
+			start := dec.InputOffset()
+			var w wireChild
+			if err := jsonv2.UnmarshalDecode(dec, &w); err != nil {
+				return err
+			}
+			raw := bytes.TrimLeft(body[start:dec.InputOffset()], " \t\r\n:")
+			c, err := newChild(&w, raw)
+			if err != nil {
+				path := dec.StackPointer()
+				return &RequestError{Field: fieldPath(path) + prefixDot(err.Field), Problem: err.Problem}
+			}
+			req.Children = append(req.Children, c)
+		}
+		if _, err := dec.ReadToken(); err != nil {
+			return err
+		}
+	}
+	_, err := dec.ReadToken()
+	return err
+}
+
+// newChild checks a decoded child's identity and keeps what the decision reads.
+func newChild(w *wireChild, raw []byte) (Child, *RequestError) {
 	switch {
 	case w.APIVersion == "":
 		return Child{}, &RequestError{Field: "apiVersion", Problem: "required"}
@@ -215,19 +347,46 @@ func DecodeChild(raw []byte) (Child, error) {
 		Namespace:   w.Metadata.Namespace,
 		Generation:  w.Metadata.Generation,
 		Annotations: w.Metadata.Annotations,
-		Raw:         json.RawMessage(raw),
+		Raw:         raw,
 	}
-	if c.isDeployment() {
-		var d wireDeployment
-		if err := decodeJSON(raw, &d); err != nil {
-			return Child{}, err
-		}
-		c.Deployment = &ObservedDeployment{Replicas: 1, Selector: d.Spec.Selector, Status: d.Status}
-		if d.Spec.Replicas != nil {
-			c.Deployment.Replicas = *d.Spec.Replicas
+	if w.isDeployment() {
+		c.Deployment = &ObservedDeployment{Replicas: 1, Selector: w.Spec.Selector, Status: w.Status}
+		if w.Spec.Replicas != nil {
+			c.Deployment.Replicas = *w.Spec.Replicas
 		}
 	}
 	return c, nil
+}
+
+// DecodeChild decodes one observed child object, as DecodeRequest does. It returns a
+// *RequestError when the object has no apiVersion, kind or metadata.name, or when a Deployment's
+// spec.replicas, spec.selector or status has a wrong type.
+func DecodeChild(raw []byte) (Child, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return Child{}, &RequestError{Problem: "empty body: a JSON object is required"}
+	}
+	var w wireChild
+	if err := requestError(jsonv2.Unmarshal(raw, &w)); err != nil {
+		return Child{}, err
+	}
+	c, err := newChild(&w, raw)
+	if err != nil {
+		return Child{}, err
+	}
+	return c, nil
+}
+
+// decodeField decodes an optional raw field, naming it in errors.
+func decodeField(raw jsontext.Value, name string, v any) error {
+	if isNull(raw) {
+		return nil
+	}
+	err := requestError(jsonv2.Unmarshal(raw, v))
+	var re *RequestError
+	if errors.As(err, &re) {
+		re.Field = name + prefixDot(re.Field)
+	}
+	return err
 }
 
 func (c *Child) isDeployment() bool { return c.APIVersion == "apps/v1" && c.Kind == "Deployment" }
@@ -250,45 +409,88 @@ func sortChildren(cs []Child) {
 	})
 }
 
-// decodeJSON decodes data into v and turns encoding/json errors into a *RequestError naming the field.
-func decodeJSON(data []byte, v any) error {
-	if len(bytes.TrimSpace(data)) == 0 {
-		return &RequestError{Problem: "empty body: a JSON object is required"}
-	}
-	err := json.Unmarshal(data, v)
+// requestError turns a json/v2 error into a *RequestError naming the field; nil stays nil.
+func requestError(err error) error {
 	if err == nil {
 		return nil
 	}
-	var typeErr *json.UnmarshalTypeError
-	var syntaxErr *json.SyntaxError
+	var syntaxErr *jsontext.SyntacticError
+	var semanticErr *jsonv2.SemanticError
+	var re *RequestError
 	switch {
-	case errors.As(err, &typeErr):
-		return &RequestError{Field: fieldPath(typeErr.Field), Problem: fmt.Sprintf("expected %s, got JSON %s", jsonTypeName(typeErr.Type.Kind().String()), typeErr.Value)}
+	case errors.As(err, &re):
+		return re
 	case errors.As(err, &syntaxErr):
-		return &RequestError{Problem: fmt.Sprintf("invalid JSON at byte %d: %v", syntaxErr.Offset, err)}
-	default:
-		return &RequestError{Problem: "invalid JSON: " + err.Error()}
+		return &RequestError{Field: fieldPath(syntaxErr.JSONPointer), Problem: fmt.Sprintf("invalid JSON at byte %d: %v", syntaxErr.ByteOffset, syntaxErr.Err)}
+	case errors.As(err, &semanticErr):
+		got := "JSON " + kindName(semanticErr.JSONKind)
+		if semanticErr.JSONKind == '0' && len(semanticErr.JSONValue) > 0 {
+			got += " " + quoteRaw(semanticErr.JSONValue)
+		}
+		return &RequestError{Field: fieldPath(semanticErr.JSONPointer), Problem: fmt.Sprintf("expected %s, got %s", goTypeName(semanticErr.GoType), got)}
 	}
+	return &RequestError{Problem: "invalid JSON: " + err.Error()}
 }
 
-// fieldPath renders the path encoding/json reports, which may escape "/" as in a JSON pointer.
-func fieldPath(f string) string {
-	return strings.NewReplacer("~1", "/", "~0", "~").Replace(f)
+// fieldPath renders a JSON pointer as a path a person reads: /parent/metadata/name is
+// parent.metadata.name, /children/Service.v1/web is children["Service.v1"]["web"], and list
+// indexes are [n].
+func fieldPath(p jsontext.Pointer) string {
+	var b strings.Builder
+	for tok := range p.Tokens() {
+		switch {
+		case tok != "" && strings.Trim(tok, "0123456789") == "":
+			b.WriteString("[" + tok + "]")
+		case tok != "" && strings.Trim(tok, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == "":
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(tok)
+		default:
+			b.WriteString("[" + strconv.Quote(tok) + "]")
+		}
+	}
+	return b.String()
 }
 
-// jsonTypeName names a Go kind the way a JSON author thinks of it.
-func jsonTypeName(kind string) string {
-	switch kind {
-	case "struct", "map":
+// kindName names a JSON kind the way a JSON author thinks of it.
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '"':
+		return "string"
+	case '0':
+		return "number"
+	case '{':
 		return "object"
-	case "slice", "array":
+	case '[':
 		return "array"
-	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "bool"
+	}
+	return "value"
+}
+
+// goTypeName names the JSON a Go type expects.
+func goTypeName(t reflect.Type) string {
+	if t == nil {
+		return "another value"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "object"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return "integer"
-	case "float32", "float64":
+	case reflect.Float32, reflect.Float64:
 		return "number"
 	}
-	return kind
+	return t.Kind().String()
 }
 
 func prefixDot(field string) string {
@@ -300,18 +502,18 @@ func prefixDot(field string) string {
 
 // decodeSpec decodes parent.spec field by field, so that a problem names its field and never
 // hides the other fields. Defaults are applied as the CRD would apply them.
-func decodeSpec(raw json.RawMessage) (webappv1.WebAppSpec, error) {
+func decodeSpec(raw jsontext.Value) (webappv1.WebAppSpec, error) {
 	spec := webappv1.WebAppSpec{}
 	if isNull(raw) {
 		return spec, &FieldError{Field: "spec", Problem: "required"}
 	}
 	var w wireSpec
-	if err := json.Unmarshal(raw, &w); err != nil {
+	if err := jsonv2.Unmarshal(raw, &w); err != nil {
 		return spec, &FieldError{Field: "spec", Problem: "must be an object"}
 	}
 	var errs FieldErrors
 	if !isNull(w.Image) {
-		if err := json.Unmarshal(w.Image, &spec.Image); err != nil {
+		if err := jsonv2.Unmarshal(w.Image, &spec.Image); err != nil {
 			errs = append(errs, FieldError{Field: "spec.image", Problem: "must be a string, got " + quoteRaw(w.Image)})
 		}
 	}
@@ -319,13 +521,13 @@ func decodeSpec(raw json.RawMessage) (webappv1.WebAppSpec, error) {
 	spec.Replicas, errs = decodeInt32(w.Replicas, "spec.replicas", &defaultReplicas, 0, webappv1.MaxReplicas, errs)
 	spec.Port, errs = decodeInt32(w.Port, "spec.port", nil, webappv1.MinPort, webappv1.MaxPort, errs)
 	if !isNull(w.Env) {
-		if err := json.Unmarshal(w.Env, &spec.Env); err != nil {
+		if err := jsonv2.Unmarshal(w.Env, &spec.Env); err != nil {
 			errs = append(errs, FieldError{Field: "spec.env", Problem: "must be a list of {name, value, valueFrom}: " + problemOf(err)})
 		}
 	}
 	if !isNull(w.Resources) {
 		spec.Resources = &corev1.ResourceRequirements{}
-		if err := json.Unmarshal(w.Resources, spec.Resources); err != nil {
+		if err := jsonv2.Unmarshal(w.Resources, spec.Resources); err != nil {
 			errs = append(errs, FieldError{Field: "spec.resources", Problem: "must be {limits, requests} of quantities: " + problemOf(err)})
 		}
 	}
@@ -338,15 +540,14 @@ func decodeSpec(raw json.RawMessage) (webappv1.WebAppSpec, error) {
 // decodeInt32 reads an optional integer field that must lie in [lo, hi]. A number too large for
 // int32 gets the same message as one outside the range, naming the field. def is used when the
 // field is absent; nil def leaves it nil.
-func decodeInt32(raw json.RawMessage, field string, def *int32, lo, hi int64, errs FieldErrors) (*int32, FieldErrors) {
+func decodeInt32(raw jsontext.Value, field string, def *int32, lo, hi int64, errs FieldErrors) (*int32, FieldErrors) {
 	if isNull(raw) {
 		return def, errs
 	}
-	var n json.Number
-	if err := json.Unmarshal(raw, &n); err != nil {
+	if raw.Kind() != '0' {
 		return nil, append(errs, FieldError{Field: field, Problem: "must be an integer, got " + quoteRaw(raw)})
 	}
-	i, err := strconv.ParseInt(n.String(), 10, 64)
+	i, err := strconv.ParseInt(string(raw), 10, 64)
 	if err != nil {
 		var numErr *strconv.NumError
 		if !errors.As(err, &numErr) || numErr.Err != strconv.ErrRange {
@@ -362,35 +563,26 @@ func decodeInt32(raw json.RawMessage, field string, def *int32, lo, hi int64, er
 
 // previousConditions reads status.conditions leniently: a status the hook cannot read only means
 // that lastTransitionTime starts afresh, so it is never an error.
-func previousConditions(raw json.RawMessage) []metav1.Condition {
-	if isNull(raw) {
+func previousConditions(raw jsontext.Value) []metav1.Condition {
+	var conditions []metav1.Condition
+	if isNull(raw) || jsonv2.Unmarshal(raw, &conditions) != nil {
 		return nil
 	}
-	var s struct {
-		Conditions []metav1.Condition `json:"conditions"`
-	}
-	if json.Unmarshal(raw, &s) != nil {
-		return nil
-	}
-	return s.Conditions
+	return conditions
 }
 
 // quoteRaw renders a raw JSON value for a message, shortened like quote.
-func quoteRaw(raw json.RawMessage) string {
+func quoteRaw(raw []byte) string {
 	if r := []rune(string(raw)); len(r) > maxQuoted {
 		return string(r[:maxQuoted]) + "…"
 	}
 	return string(raw)
 }
 
-func isNull(raw json.RawMessage) bool {
+func isNull(raw []byte) bool {
 	return len(raw) == 0 || string(raw) == "null"
 }
 
 func problemOf(err error) string {
-	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &typeErr) && typeErr.Field != "" {
-		return fmt.Sprintf("%s: expected %s, got JSON %s", fieldPath(typeErr.Field), jsonTypeName(typeErr.Type.Kind().String()), typeErr.Value)
-	}
-	return err.Error()
+	return requestError(err).Error()
 }

@@ -19,8 +19,11 @@ func TestDecodeRequestErrors(t *testing.T) {
 		want string // the exact error text
 	}{
 		{"empty body", ``, "empty body: a JSON object is required"},
-		{"not JSON", `hello`, "invalid JSON at byte 1: invalid character 'h' looking for beginning of value"},
-		{"truncated", `{"parent": {`, "invalid JSON at byte 12: unexpected end of JSON input"},
+		{"not JSON", `hello`, "invalid JSON at byte 0: invalid character 'h' at start of value"},
+		{"truncated", `{"parent": {`, "parent: invalid JSON at byte 12: unexpected EOF"},
+		{"duplicate name", `{"parent": {"metadata": {"name": "a", "name": "b", "namespace": "n"}}}`, "parent.metadata.name: invalid JSON at byte 38: duplicate object member name"},
+		{"invalid UTF-8", "{\"parent\": {\"metadata\": {\"name\": \"\xff\", \"namespace\": \"n\"}}}", "parent.metadata.name: invalid JSON at byte 34: invalid UTF-8"},
+		{"names match exactly", `{"Parent": {"metadata": {"name": "a", "namespace": "n"}}}`, "parent: required"},
 		{"array", `[]`, "expected object, got JSON array"},
 		{"no parent", `{"children": {}}`, "parent: required"},
 		{"null parent", `{"parent": null}`, "parent: required"},
@@ -33,11 +36,11 @@ func TestDecodeRequestErrors(t *testing.T) {
 		{"another kind", `{"parent": {"kind": "Pod", "metadata": {"namespace": "n", "name": "a"}}}`, `parent.kind: must be WebApp, got "Pod"`},
 		{"finalizing not a bool", `{"parent": {"metadata": {"namespace": "n", "name": "a"}}, "finalizing": "yes"}`, "finalizing: expected bool, got JSON string"},
 		{"children not an object", `{"parent": {"metadata": {"namespace": "n", "name": "a"}}, "children": []}`, "children: expected object, got JSON array"},
-		{"child group not an object", `{"parent": {"metadata": {"namespace": "n", "name": "a"}}, "children": {"Deployment.apps/v1": 1}}`, `children.Deployment.apps/v1: expected object, got JSON number`},
-		{"child null", `{"parent": {"metadata": {"namespace": "n", "name": "a"}}, "children": {"Deployment.apps/v1": {"a": null}}}`, `children["Deployment.apps/v1"]["a"]: expected object, got JSON null`},
-		{"child without kind", `{"parent": {"metadata": {"namespace": "n", "name": "a"}}, "children": {"Deployment.apps/v1": {"a": {"apiVersion": "apps/v1", "metadata": {"namespace": "n", "name": "a"}}}}}`, `children["Deployment.apps/v1"]["a"].kind: required`},
-		{"child without name", `{"parent": {"metadata": {"namespace": "n", "name": "a"}}, "children": {"Service.v1": {"a": {"apiVersion": "v1", "kind": "Service", "metadata": {}}}}}`, `children["Service.v1"]["a"].metadata.name: required`},
-		{"deployment status of the wrong type", `{"parent": {"metadata": {"namespace": "n", "name": "a"}}, "children": {"Deployment.apps/v1": {"a": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"namespace": "n", "name": "a"}, "status": {"replicas": "3"}}}}}`, `children["Deployment.apps/v1"]["a"].status.replicas: expected integer, got JSON string`},
+		{"child group not an object", `{"parent": {"metadata": {"namespace": "n", "name": "a"}}, "children": {"Deployment.apps/v1": 1}}`, `children["Deployment.apps/v1"]: expected object, got JSON number`},
+		{"child null", `{"parent": {"metadata": {"namespace": "n", "name": "a"}}, "children": {"Deployment.apps/v1": {"a": null}}}`, `children["Deployment.apps/v1"].a: expected object, got JSON null`},
+		{"child without kind", `{"parent": {"metadata": {"namespace": "n", "name": "a"}}, "children": {"Deployment.apps/v1": {"a": {"apiVersion": "apps/v1", "metadata": {"namespace": "n", "name": "a"}}}}}`, `children["Deployment.apps/v1"].a.kind: required`},
+		{"child without name", `{"parent": {"metadata": {"namespace": "n", "name": "a"}}, "children": {"Service.v1": {"a": {"apiVersion": "v1", "kind": "Service", "metadata": {}}}}}`, `children["Service.v1"].a.metadata.name: required`},
+		{"deployment status of the wrong type", `{"parent": {"metadata": {"namespace": "n", "name": "a"}}, "children": {"Deployment.apps/v1": {"a": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"namespace": "n", "name": "a"}, "status": {"replicas": "3"}}}}}`, `children["Deployment.apps/v1"].a.status.replicas: expected integer, got JSON string`},
 		{"number too large for a generation", `{"parent": {"metadata": {"namespace": "n", "name": "a", "generation": 1e40}}}`, "parent.metadata.generation: expected integer, got JSON number 1e40"},
 	}
 	for _, tt := range tests {
@@ -80,7 +83,7 @@ func TestDecodeRequestSpec(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, err := sync.DecodeRequest([]byte(`{"parent": {"metadata": {"namespace": "n", "name": "a", "namespace": "n"}, "spec": ` + tt.spec + `}}`))
+			req, err := sync.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "a", "namespace": "n"}, "spec": ` + tt.spec + `}}`))
 			if err != nil {
 				t.Fatalf("DecodeRequest: %v; want a request with the spec problem recorded", err)
 			}

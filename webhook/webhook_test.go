@@ -60,7 +60,7 @@ func TestHandlerStatusCodes(t *testing.T) {
 	}{
 		{name: "sync", method: "POST", path: "/sync", body: create, wantCode: 200},
 		{name: "finalize", method: "POST", path: "/finalize", body: create, wantCode: 200},
-		{name: "not JSON", method: "POST", path: "/sync", body: "{", wantCode: 400, wantBody: `{"error":"decode sync request: invalid JSON at byte 1: unexpected end of JSON input"}`},
+		{name: "not JSON", method: "POST", path: "/sync", body: "{", wantCode: 400, wantBody: `{"error":"decode sync request: invalid JSON at byte 1: unexpected EOF"}`},
 		{name: "empty body", method: "POST", path: "/finalize", body: "", wantCode: 400, wantBody: `{"error":"decode finalize request: empty body: a JSON object is required"}`},
 		{name: "no parent", method: "POST", path: "/sync", body: `{"children":{}}`, wantCode: 400, wantBody: `{"error":"decode sync request: parent: required"}`},
 		{name: "wrong type", method: "POST", path: "/sync", body: `{"parent":{"metadata":{"name":["a"],"namespace":"n"}}}`, wantCode: 400, wantBody: `{"error":"decode sync request: parent.metadata.name: expected string, got JSON array"}`},
@@ -311,6 +311,23 @@ func FuzzHandler(f *testing.F) {
 			t.Fatalf("code %d for %q: %s", rec.Code, body, out)
 		}
 	})
+}
+
+// TestLargeRequest checks that the benchmark's large request is the steady state it stands for:
+// a WebApp whose children are applied and whose rollout is complete.
+func TestLargeRequest(t *testing.T) {
+	body, err := os.ReadFile(filepath.Join("testdata", "large.request.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := serve(newHandler(webhook.Options{}), "POST", "/sync", string(body))
+	var resp sync.Response
+	if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
+		t.Fatal(err)
+	}
+	if resp.Status.Phase != "Ready" || len(resp.Children) != 2 {
+		t.Errorf("phase %q with %d children; want Ready with 2", resp.Status.Phase, len(resp.Children))
+	}
 }
 
 // BenchmarkHandler measures a whole hook call, decoding to encoding: a small request (a new

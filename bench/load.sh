@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# Load benchmark: webapp-hook against a "limit" server that only reads the body and answers a
+# fixed 60-byte JSON, the physical limit of an HTTP hook here. Both are built and driven in one run
+# with the same load (wrk, from Debian's packages), so their ratio is what to read: absolute
+# figures move between runs on shared machines.
+#
+#   bench/load.sh [REQUEST.json]     default: ../shared's 10.7 KB Metacontroller request when
+#                                    present, else webhook/testdata/large.request.json
+#   CONNS=16 THREADS=2 DURATION=10s WARMUP=2s bench/load.sh
+#
+# Prints req/s, p50, p99, errors (socket errors and non-2xx answers) and peak RSS for each, then
+# the ratios, and exits non-zero when a target is missed: throughput >= 40% of the limit's, p99
+# <= 2x the limit's, peak RSS <= 20 MiB, no errors.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Go 1.26.8 ships known vulnerabilities in net/http and crypto/tls; go1.27.3 fixes them.
+export GOTOOLCHAIN=go1.27.3
+
+shared=../shared/fixtures/metacontroller-4.17.2/v1/03-three-available.sync.json
+default_body=webhook/testdata/large.request.json
+[ -f "$shared" ] && default_body=$shared
+BODY=${1:-$default_body}
+CONNS=${CONNS:-16}
+THREADS=${THREADS:-2}
+DURATION=${DURATION:-10s}
+WARMUP=${WARMUP:-2s}
+
+if ! command -v wrk >/dev/null; then
+  echo "installing wrk from Debian's packages" >&2
+  apt-get update -qq && apt-get install -y -qq wrk >/dev/null
+fi
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The limit server: the least an HTTP hook can do.
+mkdir -p "$work/limit"
+cat > "$work/limit/main.go" <<'GO'
+package main
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+)
+
+var answer = []byte(`{"status":{"phase":"Ready","ready":true},"children":[]}` + "\n\n\n\n\n")
+
+func main() {
+	ln, err := net.Listen("tcp", os.Args[1])
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(ln.Addr())
+	http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(answer)
+	}))
+}
+GO
+printf 'module limit\n\ngo 1.26\n' > "$work/limit/go.mod"
+(cd "$work/limit" && CGO_ENABLED=0 go build -o "$work/limit-server" .)
+CGO_ENABLED=0 go build -o "$work/webapp-hook" ./cmd/webapp-hook
+
+cat > "$work/post.lua" <<LUA
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local f = io.open("$(realpath "$BODY")", "rb")
+wrk.body = f:read("*a")
+f:close()
+done = function(summary, latency, requests)
+  io.write(string.format("RESULT %.1f %.3f %.3f %d %d\n",
+    summary.requests / (summary.duration / 1e6),
+    latency:percentile(50) / 1000, latency:percentile(99) / 1000,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
+    summary.errors.status))
+end
+LUA
+
+# run NAME CMD...: start a server on a free port, check one answer, load it, print one line.
+run() {
+  local name=$1; shift
+  "$@" > "$work/$name.out" 2> "$work/$name.err" &
+  local pid=$!
+  pids+=("$pid")
+  local addr=""
+  for _ in $(seq 100); do
+    addr=$(grep -ohE '127\.0\.0\.1:[0-9]+' "$work/$name.out" "$work/$name.err" | head -1 || true)
+    [ -n "$addr" ] && break
+    sleep 0.05
+  done
+  [ -n "$addr" ] || { echo "$name did not start" >&2; cat "$work/$name.err" >&2; exit 1; }
+  local code
+  code=$(curl -s -o /dev/null -w '%{http_code}' --data-binary @"$BODY" -H 'Content-Type: application/json' "http://$addr/sync")
+  [ "$code" = 200 ] || { echo "$name answered $code to the request" >&2; exit 1; }
+  wrk -t"$THREADS" -c"$CONNS" -d"$WARMUP" -s "$work/post.lua" "http://$addr/sync" > /dev/null
+  local result
+  result=$(wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --latency -s "$work/post.lua" "http://$addr/sync" | grep '^RESULT')
+  local rss
+  rss=$(awk '/VmHWM/ {printf "%.1f", $2 / 1024}' "/proc/$pid/status")
+  kill "$pid"
+  echo "$name ${result#RESULT } $rss"
+}
+
+echo "request: $BODY ($(wc -c < "$BODY") bytes), $CONNS connections, $THREADS wrk threads, $DURATION after $WARMUP warm-up, $(nproc) cores"
+limit=$(run limit "$work/limit-server" 127.0.0.1:0)
+hook=$(run webapp-hook "$work/webapp-hook" --addr 127.0.0.1:0)
+
+awk -v limit="$limit" -v hook="$hook" 'BEGIN {
+  split(limit, l, " "); split(hook, h, " ")
+  printf "%-12s %10s %9s %9s %7s %9s %10s\n", "server", "req/s", "p50 ms", "p99 ms", "errors", "non-2xx", "peak MiB"
+  printf "%-12s %10.0f %9.3f %9.3f %7d %9d %10.1f\n", l[1], l[2], l[3], l[4], l[5], l[6], l[7]
+  printf "%-12s %10.0f %9.3f %9.3f %7d %9d %10.1f\n", h[1], h[2], h[3], h[4], h[5], h[6], h[7]
+  thr = h[2] / l[2]; p99 = h[4] / l[4]
+  printf "throughput ratio %.0f%% (target >= 40%%), p99 ratio %.2fx (target <= 2x), peak RSS %.1f MiB (target <= 20), errors %d\n", 100 * thr, p99, h[7], h[5] + h[6]
+  ok = thr >= 0.40 && p99 <= 2 && h[7] <= 20 && h[5] + h[6] == 0
+  print (ok ? "targets: all met" : "targets: NOT met")
+  exit ok ? 0 : 1
+}'
