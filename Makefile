@@ -5,7 +5,7 @@ export GOTOOLCHAIN := go1.27.3
 IMAGE ?= ghcr.io/example/webapp-hook:dev
 FUZZTIME ?= 60s
 
-.PHONY: run test e2e kube-binaries fuzz bench generate image deploy
+.PHONY: run test e2e kube-binaries fuzz bench bench-smoke load generate image deploy
 
 ## run: serve the hooks on :8080
 run:
@@ -32,6 +32,14 @@ fuzz:
 ## bench: Go benchmarks of the decision and the whole handler
 bench:
 	go test ./sync ./webhook -run '^$$' -bench . -benchmem
+
+## bench-smoke: every Go benchmark, 100 iterations, so that none rots (CI runs it)
+bench-smoke:
+	go test ./sync ./webhook -run '^$$' -bench . -benchtime 100x
+
+## load: the hook against a limit server under wrk, with the ratios (bench/load.sh)
+load:
+	bash bench/load.sh
 
 ## generate: regenerate crds/ from the API types in api/v1
 generate:

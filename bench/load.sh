@@ -46,7 +46,6 @@ cat > "$work/limit/main.go" <<'GO'
 package main
 
 import (
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -60,7 +59,6 @@ func main() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(ln.Addr())
 	http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
@@ -87,19 +85,19 @@ done = function(summary, latency, requests)
 end
 LUA
 
-# run NAME CMD...: start a server on a free port, check one answer, load it, print one line.
+# run NAME CMD...: start a server on a free port (ADDR in CMD is replaced), check one answer,
+# load it, print one line.
 run() {
   local name=$1; shift
-  "$@" > "$work/$name.out" 2> "$work/$name.err" &
+  local addr
+  addr=127.0.0.1:$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  "${@/ADDR/$addr}" > "$work/$name.out" 2> "$work/$name.err" &
   local pid=$!
   pids+=("$pid")
-  local addr=""
   for _ in $(seq 100); do
-    addr=$(grep -ohE '127\.0\.0\.1:[0-9]+' "$work/$name.out" "$work/$name.err" | head -1 || true)
-    [ -n "$addr" ] && break
+    curl -s -o /dev/null "http://$addr/" && break
     sleep 0.05
   done
-  [ -n "$addr" ] || { echo "$name did not start" >&2; cat "$work/$name.err" >&2; exit 1; }
   local code
   code=$(curl -s -o /dev/null -w '%{http_code}' --data-binary @"$BODY" -H 'Content-Type: application/json' "http://$addr/sync")
   [ "$code" = 200 ] || { echo "$name answered $code to the request" >&2; exit 1; }
@@ -113,8 +111,8 @@ run() {
 }
 
 echo "request: $BODY ($(wc -c < "$BODY") bytes), $CONNS connections, $THREADS wrk threads, $DURATION after $WARMUP warm-up, $(nproc) cores"
-limit=$(run limit "$work/limit-server" 127.0.0.1:0)
-hook=$(run webapp-hook "$work/webapp-hook" --addr 127.0.0.1:0)
+limit=$(run limit "$work/limit-server" ADDR)
+hook=$(run webapp-hook "$work/webapp-hook" --addr ADDR ${HOOK_ARGS:-})
 
 awk -v limit="$limit" -v hook="$hook" 'BEGIN {
   split(limit, l, " "); split(hook, h, " ")

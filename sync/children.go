@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
@@ -240,7 +241,7 @@ func keptForm(c *Child) Object {
 
 // keptObject is keptForm before encoding.
 func keptObject(c *Child) map[string]any {
-	if last, ok := c.Annotations[AnnotationLastApplied]; ok {
+	if last := lastApplied(c); last != "" {
 		obj, err := decodeObject([]byte(last))
 		if err == nil && sameIdentity(obj, c) {
 			obj["metadata"].(map[string]any)["namespace"] = c.Namespace
@@ -283,6 +284,19 @@ func keptObject(c *Child) map[string]any {
 	}
 	out["metadata"] = kept
 	return out
+}
+
+// lastApplied reads the configuration Metacontroller last applied to a child from its raw bytes.
+func lastApplied(c *Child) string {
+	var obj struct {
+		Metadata struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	}
+	if jsonv2.Unmarshal(c.Raw, &obj) != nil {
+		return ""
+	}
+	return obj.Metadata.Annotations[AnnotationLastApplied]
 }
 
 // decodeObject decodes a JSON object keeping numbers exact (as json.Number), so that a kept child

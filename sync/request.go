@@ -15,7 +15,6 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -61,8 +60,9 @@ type Child struct {
 	Namespace string
 	// Generation is metadata.generation.
 	Generation int64
-	// Annotations are the child's metadata.annotations.
-	Annotations map[string]string
+	// SpecHash is the child's AnnotationSpecHash annotation, empty when absent. Other annotations
+	// are not decoded on every call; keptForm reads them from Raw when it needs them.
+	SpecHash string
 	// Deployment holds the fields of an apps/v1 Deployment that the decision reads; nil for other kinds.
 	Deployment *ObservedDeployment
 	// Raw is the object exactly as observed. It is the source of the apply form when a child must be kept unchanged.
@@ -76,7 +76,61 @@ type ObservedDeployment struct {
 	// Selector is spec.selector. It is immutable, so the hook keeps an observed one that differs from its own.
 	Selector *metav1.LabelSelector
 	// Status is the Deployment's status as reported by the Deployment controller.
-	Status appsv1.DeploymentStatus
+	Status DeploymentStatus
+}
+
+// DeploymentStatus is the part of an apps/v1 DeploymentStatus that the decision reads. Condition
+// times are not decoded.
+type DeploymentStatus struct {
+	ObservedGeneration int64 `json:"observedGeneration"`
+	Replicas           int32 `json:"replicas"`
+	UpdatedReplicas    int32 `json:"updatedReplicas"`
+	ReadyReplicas      int32 `json:"readyReplicas"`
+	AvailableReplicas  int32 `json:"availableReplicas"`
+	// TerminatingReplicas counts pods being deleted; nil when the cluster does not report it.
+	TerminatingReplicas *int32                `json:"terminatingReplicas"`
+	Conditions          []DeploymentCondition `json:"conditions"`
+}
+
+// DeploymentCondition is one status condition of a Deployment, without its times.
+type DeploymentCondition struct {
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// specHashOnly decodes a metadata.annotations object keeping only AnnotationSpecHash; the others,
+// Metacontroller's large last-applied configuration among them, are skipped without being copied.
+type specHashOnly string
+
+// UnmarshalJSONFrom implements json/v2's UnmarshalerFrom.
+func (a *specHashOnly) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	switch k := dec.PeekKind(); k {
+	case 'n':
+		_, err := dec.ReadToken()
+		return err
+	case '{':
+	default:
+		return &jsonv2.SemanticError{JSONKind: k, JSONPointer: dec.StackPointer(), GoType: reflect.TypeFor[map[string]string]()}
+	}
+	dec.ReadToken()
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		if name.String() == AnnotationSpecHash {
+			err = jsonv2.UnmarshalDecode(dec, (*string)(a))
+		} else {
+			err = dec.SkipValue()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	_, err := dec.ReadToken()
+	return err
 }
 
 // RequestError reports a hook request that cannot be understood at all: not JSON, no parent,
@@ -128,13 +182,13 @@ type wireChild struct {
 	Kind       string
 	Metadata   *struct {
 		wireMeta
-		Annotations map[string]string `json:"annotations"`
+		Annotations specHashOnly `json:"annotations"`
 	}
 	Spec struct {
 		Replicas *int32                `json:"replicas"`
 		Selector *metav1.LabelSelector `json:"selector"`
 	}
-	Status appsv1.DeploymentStatus
+	Status DeploymentStatus
 	// late holds spec and status when they came before kind, to decode once kind is known.
 	late map[string]jsontext.Value
 }
@@ -341,13 +395,13 @@ func newChild(w *wireChild, raw []byte) (Child, *RequestError) {
 		return Child{}, &RequestError{Field: "metadata.name", Problem: "required"}
 	}
 	c := Child{
-		APIVersion:  w.APIVersion,
-		Kind:        w.Kind,
-		Name:        w.Metadata.Name,
-		Namespace:   w.Metadata.Namespace,
-		Generation:  w.Metadata.Generation,
-		Annotations: w.Metadata.Annotations,
-		Raw:         raw,
+		APIVersion: w.APIVersion,
+		Kind:       w.Kind,
+		Name:       w.Metadata.Name,
+		Namespace:  w.Metadata.Namespace,
+		Generation: w.Metadata.Generation,
+		SpecHash:   string(w.Metadata.Annotations),
+		Raw:        raw,
 	}
 	if w.isDeployment() {
 		c.Deployment = &ObservedDeployment{Replicas: 1, Selector: w.Spec.Selector, Status: w.Status}

@@ -219,12 +219,12 @@ func rollout(p *Parent, dep *Child, hash string) (webappv1.Phase, string, string
 		return webappv1.PhaseProgressing, webappv1.ReasonRolloutInProgress, msg
 	}
 	switch {
-	case dep.Annotations[AnnotationSpecHash] != hash || d.Replicas != desired:
+	case dep.SpecHash != hash || d.Replicas != desired:
 		return progressing(fmt.Sprintf("Waiting for Deployment %s to be updated to the current spec.", p.Name))
 	case st.ObservedGeneration < dep.Generation:
 		return progressing(fmt.Sprintf("Waiting for Deployment %s's controller to observe generation %d.", p.Name, dep.Generation))
 	}
-	if c := deploymentCondition(st, appsv1.DeploymentProgressing); c != nil && c.Reason == "ProgressDeadlineExceeded" {
+	if c := deploymentCondition(st, string(appsv1.DeploymentProgressing)); c != nil && c.Reason == "ProgressDeadlineExceeded" {
 		return webappv1.PhaseDegraded, webappv1.ReasonProgressDeadlineExceeded,
 			fmt.Sprintf("Deployment %s exceeded its progress deadline: %s", p.Name, sentence(c.Message))
 	}
@@ -270,9 +270,9 @@ func withReady(s webappv1.WebAppStatus, p *Parent, now time.Time, phase webappv1
 	return s
 }
 
-func deploymentCondition(st appsv1.DeploymentStatus, t appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {
+func deploymentCondition(st DeploymentStatus, t string) *DeploymentCondition {
 	for i := range st.Conditions {
-		if st.Conditions[i].Type == t && st.Conditions[i].Status != corev1.ConditionUnknown {
+		if st.Conditions[i].Type == t && st.Conditions[i].Status != string(corev1.ConditionUnknown) {
 			return &st.Conditions[i]
 		}
 	}

@@ -150,4 +150,3 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Error("a new connection was accepted after shutdown")
 	}
 }
-
