@@ -21,7 +21,6 @@ func TestDecodeRequestErrors(t *testing.T) {
 		{"empty body", ``, "empty body: a JSON object is required"},
 		{"not JSON", `hello`, "invalid JSON at byte 0: invalid character 'h' at start of value"},
 		{"truncated", `{"parent": {`, "parent: invalid JSON at byte 12: unexpected EOF"},
-		{"duplicate name", `{"parent": {"metadata": {"name": "a", "name": "b", "namespace": "n"}}}`, "parent.metadata.name: invalid JSON at byte 38: duplicate object member name"},
 		{"invalid UTF-8", "{\"parent\": {\"metadata\": {\"name\": \"\xff\", \"namespace\": \"n\"}}}", "parent.metadata.name: invalid JSON at byte 34: invalid UTF-8"},
 		{"names match exactly", `{"Parent": {"metadata": {"name": "a", "namespace": "n"}}}`, "parent: required"},
 		{"array", `[]`, "expected object, got JSON array"},
@@ -106,6 +105,18 @@ func TestDecodeRequestSpec(t *testing.T) {
 				t.Errorf("phase = %q; want Invalid exactly when the spec has a problem", got)
 			}
 		})
+	}
+}
+
+// TestDecodeRequestRepeatedName checks that a repeated name is read as encoding/json reads it:
+// the last value wins.
+func TestDecodeRequestRepeatedName(t *testing.T) {
+	req, err := sync.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "a", "name": "b", "namespace": "n"}, "spec": {"image": "x", "image": "nginx"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.Parent.Name != "b" || req.Parent.Spec.Image != "nginx" {
+		t.Errorf("name, image = %q, %q; want the last values b, nginx", req.Parent.Name, req.Parent.Spec.Image)
 	}
 }
 
