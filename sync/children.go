@@ -152,7 +152,7 @@ func marshal(v any) []byte {
 // pruneJSON drops nulls, and objects and lists that are empty or become empty, recursively. It
 // never drops false, 0 or "". It reads and writes compact JSON in one pass.
 func pruneJSON(in []byte) []byte {
-	dec := jsontext.NewDecoder(bytes.NewReader(in), jsontext.AllowDuplicateNames(true)) // the input is ours
+	dec := jsontext.NewDecoder(bytes.NewBuffer(in), jsontext.AllowDuplicateNames(true)) // the input is ours
 	out, _, err := pruneValue(dec, make([]byte, 0, len(in)))
 	if err != nil {
 		panic(fmt.Sprintf("prune JSON: %v", err))

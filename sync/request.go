@@ -272,7 +272,7 @@ func DecodeRequest(body []byte) (*Request, error) {
 	// A repeated name is not an error: the last value wins, as in encoding/json (which Metacontroller
 	// and the apiserver use), so the hook reads a body the way its sender meant it. Tracking names
 	// to reject repeats would cost a third of the decoding time.
-	dec := jsontext.NewDecoder(bytes.NewReader(body), repeatedNames)
+	dec := jsontext.NewDecoder(bytes.NewBuffer(body), repeatedNames) // a bytes.Buffer is parsed in place
 	err := func() error {
 		if k := dec.PeekKind(); k != '{' {
 			if k == 0 {

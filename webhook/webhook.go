@@ -2,10 +2,10 @@
 package webhook
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -102,7 +102,7 @@ func (h *Handler) serveFinalize(w http.ResponseWriter, r *http.Request) error {
 
 func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string) error {
 	start := time.Now()
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	body, err := readBody(w, r, h.opts.MaxBodyBytes)
 	if err != nil {
 		return fmt.Errorf("read %s request: %w", hook, err)
 	}
@@ -134,6 +134,18 @@ func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string)
 		"duration_ms", float64(time.Since(start).Microseconds())/1000,
 	)
 	return nil
+}
+
+// readBody reads a request body of at most limit bytes, into a buffer sized from Content-Length
+// when the client sent one, so that a large body is not copied again as the buffer grows.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	size := int64(bytes.MinRead)
+	if r.ContentLength > 0 && r.ContentLength <= limit {
+		size = r.ContentLength + bytes.MinRead // ReadFrom keeps MinRead bytes free to see EOF
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	return buf.Bytes(), err
 }
 
 // serveHealthz handles GET /healthz, the liveness check: 200 while the process serves HTTP.
