@@ -7,6 +7,8 @@
 #   bench/load.sh [REQUEST.json]     default: ../shared's 10.7 KB Metacontroller request when
 #                                    present, else webhook/testdata/large.request.json
 #   CONNS=16 THREADS=2 DURATION=10s WARMUP=2s bench/load.sh
+#   VARY=1 bench/load.sh             every request different (a "nonce" member is added), so the
+#                                    hook's answer cache never helps: the cost of deciding each time
 #
 # Prints req/s, p50, p99, errors (socket errors and non-2xx answers) and peak RSS for each, then
 # the ratios, and exits non-zero when a target is missed: throughput >= 40% of the limit's, p99
@@ -76,6 +78,16 @@ wrk.headers["Content-Type"] = "application/json"
 local f = io.open("$(realpath "$BODY")", "rb")
 wrk.body = f:read("*a")
 f:close()
+local vary = "${VARY:-}" ~= ""
+local rest = wrk.body:match("^%s*{(.*)$")
+local counter = 0
+request = function()
+  if not vary then
+    return wrk.format()
+  end
+  counter = counter + 1
+  return wrk.format(nil, nil, nil, '{"nonce":' .. counter .. "," .. rest)
+end
 done = function(summary, latency, requests)
   io.write(string.format("RESULT %.1f %.3f %.3f %d %d\n",
     summary.requests / (summary.duration / 1e6),
@@ -110,7 +122,7 @@ run() {
   echo "$name ${result#RESULT } $rss"
 }
 
-echo "request: $BODY ($(wc -c < "$BODY") bytes), $CONNS connections, $THREADS wrk threads, $DURATION after $WARMUP warm-up, $(nproc) cores"
+echo "request: $BODY ($(wc -c < "$BODY") bytes), $CONNS connections, $THREADS wrk threads, $DURATION after $WARMUP warm-up, $(nproc) cores, ${VARY:+every request different}${VARY:-the same request again and again}"
 limit=$(run limit "$work/limit-server" ADDR)
 hook=$(run webapp-hook "$work/webapp-hook" --addr ADDR ${HOOK_ARGS:-})
 

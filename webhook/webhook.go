@@ -20,6 +20,10 @@ import (
 // DefaultMaxBodyBytes is the largest request body accepted when Options.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 4 << 20
 
+// DefaultCacheBytes is the size of the answer cache that the webapp-hook command uses by default:
+// about five hundred answers.
+const DefaultCacheBytes = 2 << 20
+
 // Options configure a Handler. The zero value is usable.
 type Options struct {
 	// Logger receives one line per hook call. Nil discards logs.
@@ -28,6 +32,10 @@ type Options struct {
 	MaxBodyBytes int64
 	// Now is the clock for condition transition times. Nil means time.Now.
 	Now func() time.Time
+	// CacheBytes bounds the answers kept for requests that come again byte for byte, as every
+	// resync of an unchanged WebApp does; such a request is answered from memory, identically.
+	// 0 disables the cache.
+	CacheBytes int
 }
 
 // Handler routes hook and health requests. It is safe for concurrent use.
@@ -35,6 +43,7 @@ type Handler struct {
 	opts   Options
 	ready  atomic.Bool
 	router chi.Router
+	cache  *answerCache // nil when disabled
 }
 
 // New returns a Handler that reports ready.
@@ -48,7 +57,7 @@ func New(opts Options) *Handler {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	h := &Handler{opts: opts}
+	h := &Handler{opts: opts, cache: newAnswerCache(opts.CacheBytes)}
 	h.ready.Store(true)
 
 	r := chi.NewRouter()
@@ -106,6 +115,14 @@ func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string)
 	if err != nil {
 		return fmt.Errorf("read %s request: %w", hook, err)
 	}
+	var key cacheKey
+	if h.cache != nil {
+		key = h.cache.key(r.URL.Path, body)
+		if e := h.cache.get(key); e != nil {
+			h.writeAnswer(w, e, start, true)
+			return nil
+		}
+	}
 	req, err := sync.DecodeRequest(body)
 	if err != nil {
 		return fmt.Errorf("decode %s request: %w", hook, err)
@@ -121,19 +138,34 @@ func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string)
 	if err != nil {
 		return fmt.Errorf("encode %s response: %w", hook, err)
 	}
+	e := &cacheEntry{
+		key:      key,
+		answer:   append(out, '\n'),
+		hook:     hook,
+		parent:   req.Parent.Namespace + "/" + req.Parent.Name,
+		phase:    string(resp.Status.Phase),
+		children: len(resp.Children),
+	}
+	h.cache.put(e)
+	h.writeAnswer(w, e, start, false)
+	return nil
+}
+
+// writeAnswer writes a hook answer and its log line.
+func (h *Handler) writeAnswer(w http.ResponseWriter, e *cacheEntry, start time.Time, cached bool) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	if _, err := w.Write(append(out, '\n')); err != nil {
-		h.opts.Logger.Warn("write response", "hook", hook, "err", err)
+	if _, err := w.Write(e.answer); err != nil {
+		h.opts.Logger.Warn("write response", "hook", e.hook, "err", err)
 	}
 	h.opts.Logger.Info("hook",
-		"hook", hook,
-		"parent", req.Parent.Namespace+"/"+req.Parent.Name,
-		"phase", resp.Status.Phase,
-		"children", len(resp.Children),
+		"hook", e.hook,
+		"parent", e.parent,
+		"phase", e.phase,
+		"children", e.children,
+		"cached", cached,
 		"duration_ms", float64(time.Since(start).Microseconds())/1000,
 	)
-	return nil
 }
 
 // readBody reads a request body of at most limit bytes, into a buffer sized from Content-Length

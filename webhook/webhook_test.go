@@ -238,6 +238,54 @@ func TestLogLine(t *testing.T) {
 	}
 }
 
+// TestAnswerCache checks that a request that comes again byte for byte gets the very same answer
+// from memory, that answers are kept per route, and that the cache forgets the least recently used.
+func TestAnswerCache(t *testing.T) {
+	create := readExample(t, "create.request.json")
+	rollout := readExample(t, "rollout.request.json")
+	tests := []struct {
+		name       string
+		cacheBytes int
+		calls      []string // route and example, "path example"
+		wantSame   []bool   // per call after the first: same answer as the call before with that body?
+	}{
+		{"repeat is answered from memory", 1 << 20, []string{"/sync create", "/sync create"}, []bool{true}},
+		{"disabled", 0, []string{"/sync create", "/sync create"}, []bool{false}},
+		{"routes are apart", 1 << 20, []string{"/sync create", "/finalize create"}, []bool{false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			tick := 0
+			h := webhook.New(webhook.Options{
+				Logger:     slog.New(slog.NewJSONHandler(&buf, nil)),
+				CacheBytes: tt.cacheBytes,
+				// Every computed answer is stamped with a new time, so a recomputed one differs.
+				Now: func() time.Time { tick++; return clock().Add(time.Duration(tick) * time.Hour) },
+			})
+			answers := map[string]string{}
+			for i, call := range tt.calls {
+				path, example, _ := strings.Cut(call, " ")
+				body := map[string]string{"create": create, "rollout": rollout}[example]
+				rec := serve(h, "POST", path, body)
+				if rec.Code != 200 {
+					t.Fatalf("call %d = %d", i, rec.Code)
+				}
+				got := rec.Body.String()
+				if prev, ok := answers[example]; ok && i > 0 {
+					if same := got == prev; same != tt.wantSame[i-1] {
+						t.Errorf("call %d (%s): same answer as before = %v; want %v", i, call, same, tt.wantSame[i-1])
+					}
+				}
+				answers[example] = got
+			}
+			if want := tt.wantSame[len(tt.wantSame)-1]; strings.Contains(buf.String(), `"cached":true`) != (want || slices.Contains(tt.wantSame, true)) {
+				t.Errorf("log lines:\n%s\nwant cached:true exactly when an answer came from memory", buf.String())
+			}
+		})
+	}
+}
+
 // TestPanicRecovered checks that a panic becomes a 500 with a generic body and one log line,
 // and that the handler keeps serving.
 func TestPanicRecovered(t *testing.T) {

@@ -58,6 +58,8 @@ type Config struct {
 	Addr string
 	// MaxBodyBytes limits hook request bodies.
 	MaxBodyBytes int64
+	// CacheBytes bounds the answers kept for repeated requests; 0 disables the cache.
+	CacheBytes int
 	// ShutdownDelay is how long the server keeps serving after SIGTERM, with /readyz at 503, so
 	// that Kubernetes removes the pod from the Service's endpoints before the listener closes.
 	ShutdownDelay time.Duration
@@ -91,6 +93,7 @@ func NewMain(stderr io.Writer) *Main {
 		Config: Config{
 			Addr:            ":8080",
 			MaxBodyBytes:    webhook.DefaultMaxBodyBytes,
+			CacheBytes:      webhook.DefaultCacheBytes,
 			ShutdownDelay:   defaultShutdownDelay,
 			ShutdownTimeout: defaultShutdownTimeout,
 			LogLevel:        "info",
@@ -107,6 +110,7 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 	c := &m.Config
 	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address (env ADDR)")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "largest accepted request body in bytes; larger ones get 413 (env MAX_BODY_BYTES)")
+	fs.IntVar(&c.CacheBytes, "cache-bytes", c.CacheBytes, "memory for answers to requests that come again byte for byte, as resyncs do; 0 disables (env CACHE_BYTES)")
 	fs.DurationVar(&c.ShutdownDelay, "shutdown-delay", c.ShutdownDelay, "how long to keep serving after SIGTERM with /readyz failing, so endpoints drop the pod first (env SHUTDOWN_DELAY)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long to then drain in-flight requests (env SHUTDOWN_TIMEOUT)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env LOG_LEVEL)")
@@ -131,6 +135,9 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 	}
 	if c.MaxBodyBytes <= 0 {
 		return fmt.Errorf("-max-body-bytes must be positive, got %d", c.MaxBodyBytes)
+	}
+	if c.CacheBytes < 0 {
+		return fmt.Errorf("-cache-bytes must not be negative, got %d", c.CacheBytes)
 	}
 	if c.ShutdownDelay < 0 {
 		return fmt.Errorf("-shutdown-delay must not be negative, got %s", c.ShutdownDelay)
@@ -157,7 +164,7 @@ func (m *Main) Open() error {
 		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)
 	}
 	m.listener = ln
-	m.handler = webhook.New(webhook.Options{Logger: m.Logger, MaxBodyBytes: m.Config.MaxBodyBytes})
+	m.handler = webhook.New(webhook.Options{Logger: m.Logger, MaxBodyBytes: m.Config.MaxBodyBytes, CacheBytes: m.Config.CacheBytes})
 	srv := &http.Server{
 		Handler:           m.handler,
 		ReadHeaderTimeout: readHeaderTimeout,

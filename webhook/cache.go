@@ -1,0 +1,94 @@
+package webhook
+
+import (
+	"container/list"
+	"hash/maphash"
+	stdsync "sync"
+)
+
+// answerCache remembers recent answers by the exact bytes of the request they answered.
+//
+// The decision is a pure function of the request (the clock only stamps a condition that
+// changes), and Metacontroller asks the same question again and again: every resync of an
+// unchanged WebApp sends a byte-identical request. Answering those from memory skips decoding,
+// deciding and encoding. It also makes a repeated request get exactly the same answer, the
+// condition's lastTransitionTime included. Entries are keyed by two independent 64-bit maphash
+// sums, seeded randomly at start, so a collision is as unlikely as 2^-128 and cannot be aimed at.
+// The least recently used entries go first once maxBytes of answers are held.
+type answerCache struct {
+	seeds    [2]maphash.Seed
+	maxBytes int
+
+	mu      stdsync.Mutex
+	bytes   int
+	order   *list.List // of *cacheEntry, most recent first
+	entries map[cacheKey]*list.Element
+}
+
+type cacheKey struct {
+	route  string
+	h1, h2 uint64
+	size   int
+}
+
+// cacheEntry is one answer and what its log line needs.
+type cacheEntry struct {
+	key      cacheKey
+	answer   []byte
+	hook     string
+	parent   string
+	phase    string
+	children int
+}
+
+// newAnswerCache returns a cache holding up to maxBytes of answers, or nil (no caching) for 0.
+func newAnswerCache(maxBytes int) *answerCache {
+	if maxBytes <= 0 {
+		return nil
+	}
+	return &answerCache{
+		seeds:    [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
+		maxBytes: maxBytes,
+		order:    list.New(),
+		entries:  map[cacheKey]*list.Element{},
+	}
+}
+
+func (c *answerCache) key(route string, body []byte) cacheKey {
+	return cacheKey{route: route, h1: maphash.Bytes(c.seeds[0], body), h2: maphash.Bytes(c.seeds[1], body), size: len(body)}
+}
+
+// get returns the entry for key, or nil. A nil cache holds nothing.
+func (c *answerCache) get(key cacheKey) *cacheEntry {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.entries[key]
+	if !ok {
+		return nil
+	}
+	c.order.MoveToFront(el)
+	return el.Value.(*cacheEntry)
+}
+
+// put stores an entry, evicting the least recently used ones to stay within maxBytes. An answer
+// larger than a quarter of the cache is not stored.
+func (c *answerCache) put(e *cacheEntry) {
+	if c == nil || len(e.answer) > c.maxBytes/4 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.entries[e.key]; ok {
+		return
+	}
+	c.entries[e.key] = c.order.PushFront(e)
+	c.bytes += len(e.answer)
+	for c.bytes > c.maxBytes {
+		old := c.order.Remove(c.order.Back()).(*cacheEntry)
+		delete(c.entries, old.key)
+		c.bytes -= len(old.answer)
+	}
+}
