@@ -122,7 +122,7 @@ run() {
   echo "$name ${result#RESULT } $rss"
 }
 
-echo "request: $BODY ($(wc -c < "$BODY") bytes), $CONNS connections, $THREADS wrk threads, $DURATION after $WARMUP warm-up, $(nproc) cores, ${VARY:+every request different}${VARY:-the same request again and again}"
+echo "request: $BODY ($(wc -c < "$BODY") bytes), $CONNS connections, $THREADS wrk threads, $DURATION after $WARMUP warm-up, $(nproc) cores, $([ -n "${VARY:-}" ] && echo "every request different" || echo "the same request again and again")"
 limit=$(run limit "$work/limit-server" ADDR)
 hook=$(run webapp-hook "$work/webapp-hook" --addr ADDR ${HOOK_ARGS:-})
 
