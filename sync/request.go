@@ -205,11 +205,12 @@ func (w *wireChild) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		return err
 	}
 	for dec.PeekKind() != '}' {
-		name, err := dec.ReadToken()
+		tok, err := dec.ReadToken()
 		if err != nil {
 			return err
 		}
-		switch name.String() {
+		name := tok.String() // a Token is void after the next decoder call
+		switch name {
 		case "apiVersion":
 			err = jsonv2.UnmarshalDecode(dec, &w.APIVersion)
 		case "kind":
@@ -224,9 +225,9 @@ func (w *wireChild) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 					if w.late == nil {
 						w.late = map[string]jsontext.Value{}
 					}
-					w.late[name.String()] = v.Clone()
+					w.late[name] = v.Clone()
 				}
-			case w.isDeployment() && name.String() == "spec":
+			case w.isDeployment() && name == "spec":
 				err = jsonv2.UnmarshalDecode(dec, &w.Spec)
 			case w.isDeployment():
 				err = jsonv2.UnmarshalDecode(dec, &w.Status)
