@@ -10,7 +10,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -63,13 +62,18 @@ func labelsFor(name string) map[string]string {
 func podLabels(p *Parent, observed *Child) (*metav1.LabelSelector, map[string]string) {
 	labels := labelsFor(p.Name)
 	selector := &metav1.LabelSelector{MatchLabels: labels}
-	if observed == nil || observed.Deployment.Selector == nil || equality.Semantic.DeepEqual(observed.Deployment.Selector, selector) {
+	if observed == nil || observed.Deployment.Selector == nil || sameSelector(observed.Deployment.Selector, labels) {
 		return selector, labels
 	}
 	merged := make(map[string]string, len(labels)+len(observed.Deployment.Selector.MatchLabels))
 	maps.Copy(merged, labels)
 	maps.Copy(merged, observed.Deployment.Selector.MatchLabels)
 	return observed.Deployment.Selector, merged
+}
+
+// sameSelector reports whether a selector is exactly matchLabels: labels.
+func sameSelector(s *metav1.LabelSelector, labels map[string]string) bool {
+	return len(s.MatchExpressions) == 0 && maps.Equal(s.MatchLabels, labels)
 }
 
 // desiredDeployment builds the Deployment for a valid spec, in apply form, and the hash of its spec.

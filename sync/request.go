@@ -48,6 +48,8 @@ type Parent struct {
 	SpecError error
 	// Conditions are the WebApp's previous status conditions, read only to keep lastTransitionTime.
 	Conditions []metav1.Condition
+	// specRaw is parent.spec as sent, which Memo keys on; nil when the request was not decoded.
+	specRaw []byte
 }
 
 // Child is one observed child object.
@@ -331,6 +333,7 @@ func DecodeRequest(body []byte) (*Request, error) {
 	req.Parent.Namespace = parent.Metadata.Namespace
 	req.Parent.Generation = parent.Metadata.Generation
 	req.Parent.Spec, req.Parent.SpecError = decodeSpec(parent.Spec)
+	req.Parent.specRaw = parent.Spec
 	if parent.Status != nil {
 		req.Parent.Conditions = previousConditions(parent.Status.Conditions)
 	}

@@ -280,3 +280,47 @@ func FuzzDecide(f *testing.F) {
 		}
 	})
 }
+
+// TestMemo checks that remembering built children changes no answer: every example and real
+// request gets byte for byte what Sync gives, from a fresh Memo and again once remembered.
+func TestMemo(t *testing.T) {
+	files, _ := filepath.Glob("../examples/*.request.json")
+	fixtures, _ := filepath.Glob("../../shared/fixtures/*/*/*.sync.json")
+	files = append(files, fixtures...)
+	memo := sync.NewMemo(2) // small, so that it also starts afresh along the way
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			body, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, err := sync.DecodeRequest(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := asJSON(t, sync.Sync(req, now))
+			for i := range 2 {
+				if got := asJSON(t, memo.Sync(req, now)); got != want {
+					t.Fatalf("call %d with a Memo =\n%s\nwant\n%s", i, got, want)
+				}
+			}
+		})
+	}
+	t.Run("a changed spec is built again", func(t *testing.T) {
+		decode := func(image string) *sync.Request {
+			req, err := sync.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "a", "namespace": "n"}, "spec": {"image": "` + image + `"}}}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return req
+		}
+		m := sync.NewMemo(16)
+		first, second := m.Sync(decode("nginx:1.27"), now), m.Sync(decode("nginx:1.28"), now)
+		if asJSON(t, first.Children) == asJSON(t, second.Children) {
+			t.Error("the second spec got the first spec's children")
+		}
+		if invalid := m.Sync(decode("nginx:"), now); invalid.Status.Phase != webappv1.PhaseInvalid {
+			t.Errorf("phase = %q; want Invalid", invalid.Status.Phase)
+		}
+	})
+}

@@ -38,12 +38,15 @@ type Response struct {
 // running is deleted or altered. Children of kinds the hook does not manage are also kept unchanged:
 // deleting what it does not understand is never the hook's call. With a valid spec, a Service is
 // desired only when spec.port is set, so removing the port deletes the Service.
-func Sync(req *Request, now time.Time) Response {
+func Sync(req *Request, now time.Time) Response { return decideSync(nil, req, now) }
+
+func decideSync(m *Memo, req *Request, now time.Time) Response {
 	p := &req.Parent
 	dep := req.observed(isDeployment)
 	base := baseStatus(req)
+	b := m.build(p, dep)
 
-	if err := specError(p); err != nil {
+	if err := b.err; err != nil {
 		kept := make([]Object, 0, len(req.Children))
 		for i := range req.Children {
 			kept = append(kept, keptForm(&req.Children[i]))
@@ -52,11 +55,9 @@ func Sync(req *Request, now time.Time) Response {
 		return Response{Status: withReady(base, p, now, webappv1.PhaseInvalid, webappv1.ReasonInvalidSpec, msg), Children: kept}
 	}
 
-	selector, pods := podLabels(p, dep)
-	deployment, hash := desiredDeployment(p, selector, pods)
-	children := []Object{deployment}
-	if p.Spec.Port != nil {
-		children = append(children, desiredService(p, pods))
+	children := []Object{b.deployment}
+	if b.service != nil {
+		children = append(children, b.service)
 	}
 	for i := range req.Children {
 		c := &req.Children[i]
@@ -64,7 +65,7 @@ func Sync(req *Request, now time.Time) Response {
 			children = append(children, keptForm(c))
 		}
 	}
-	phase, reason, msg := rollout(p, dep, hash)
+	phase, reason, msg := rollout(p, dep, b.hash)
 	return Response{Status: withReady(base, p, now, phase, reason, msg), Children: children}
 }
 

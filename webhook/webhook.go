@@ -20,6 +20,9 @@ import (
 // DefaultMaxBodyBytes is the largest request body accepted when Options.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 4 << 20
 
+// memoEntries is how many WebApp specs have their built children remembered: a few kilobytes each.
+const memoEntries = 256
+
 // DefaultCacheBytes is the size of the answer cache that the webapp-hook command uses by default:
 // about five hundred answers.
 const DefaultCacheBytes = 2 << 20
@@ -34,7 +37,8 @@ type Options struct {
 	Now func() time.Time
 	// CacheBytes bounds the answers kept for requests that come again byte for byte, as every
 	// resync of an unchanged WebApp does; such a request is answered from memory, identically.
-	// 0 disables the cache.
+	// When it is set, the children built for the last memoEntries specs are remembered too (see
+	// sync.Memo). 0 disables both.
 	CacheBytes int
 }
 
@@ -44,6 +48,7 @@ type Handler struct {
 	ready  atomic.Bool
 	router chi.Router
 	cache  *answerCache // nil when disabled
+	memo   *sync.Memo   // nil when disabled
 }
 
 // New returns a Handler that reports ready.
@@ -58,6 +63,9 @@ func New(opts Options) *Handler {
 		opts.Now = time.Now
 	}
 	h := &Handler{opts: opts, cache: newAnswerCache(opts.CacheBytes)}
+	if opts.CacheBytes > 0 {
+		h.memo = sync.NewMemo(memoEntries)
+	}
 	h.ready.Store(true)
 
 	r := chi.NewRouter()
@@ -132,7 +140,7 @@ func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string)
 		hook = "finalize"
 		resp = sync.Finalize(req, h.opts.Now())
 	} else {
-		resp = sync.Sync(req, h.opts.Now())
+		resp = h.memo.Sync(req, h.opts.Now())
 	}
 	out, err := json.Marshal(resp)
 	if err != nil {

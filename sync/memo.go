@@ -1,0 +1,103 @@
+package sync
+
+import (
+	"hash/maphash"
+	"maps"
+	"slices"
+	stdsync "sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Memo remembers, for a WebApp's name, namespace and exact spec bytes, whether the spec is valid
+// and the children built from it. Most syncs do not change the spec: a child's status moved, or a
+// resync came. Those reuse the built children instead of validating and encoding them again.
+// Building is a pure function of the key, so a remembered result is the result.
+//
+// A Memo is safe for concurrent use. A nil *Memo remembers nothing; Sync and Finalize, the package
+// functions, use one. Requests not made by DecodeRequest (tests filling Parent in directly) have no
+// spec bytes and are never remembered.
+type Memo struct {
+	seeds [2]maphash.Seed
+	max   int
+
+	mu      stdsync.Mutex
+	entries map[memoKey]*built
+}
+
+// NewMemo returns a Memo holding up to maxEntries specs; when full, it starts afresh.
+func NewMemo(maxEntries int) *Memo {
+	return &Memo{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, max: maxEntries, entries: map[memoKey]*built{}}
+}
+
+type memoKey struct{ h1, h2 uint64 }
+
+// built is what a valid or invalid spec yields, whatever the children's status.
+type built struct {
+	err        error
+	deployment Object
+	hash       string
+	service    Object // nil without a port
+}
+
+// Sync is the package Sync, reusing what m remembers.
+func (m *Memo) Sync(req *Request, now time.Time) Response { return decideSync(m, req, now) }
+
+// build validates the spec and builds the children, or returns what m remembers of it.
+func (m *Memo) build(p *Parent, dep *Child) *built {
+	selector, pods := podLabels(p, dep)
+	if m == nil || p.specRaw == nil || len(selector.MatchExpressions) > 0 {
+		return buildChildren(p, selector, pods)
+	}
+	key := m.key(p, selector)
+	m.mu.Lock()
+	b, ok := m.entries[key]
+	m.mu.Unlock()
+	if ok {
+		return b
+	}
+	b = buildChildren(p, selector, pods)
+	m.mu.Lock()
+	if len(m.entries) >= m.max {
+		clear(m.entries)
+	}
+	m.entries[key] = b
+	m.mu.Unlock()
+	return b
+}
+
+// key sums everything build reads: the name, namespace and spec bytes, and the selector's labels,
+// from which (with the name) the pod labels follow.
+func (m *Memo) key(p *Parent, selector *metav1.LabelSelector) memoKey {
+	names := slices.Sorted(maps.Keys(selector.MatchLabels))
+	var k [2]uint64
+	for i, seed := range m.seeds {
+		var h maphash.Hash
+		h.SetSeed(seed)
+		for _, s := range []string{p.Name, p.Namespace, string(p.specRaw)} {
+			h.WriteString(s)
+			h.WriteByte(0)
+		}
+		for _, name := range names {
+			h.WriteString(name)
+			h.WriteByte('=')
+			h.WriteString(selector.MatchLabels[name])
+			h.WriteByte(0)
+		}
+		k[i] = h.Sum64()
+	}
+	return memoKey{k[0], k[1]}
+}
+
+func buildChildren(p *Parent, selector *metav1.LabelSelector, pods map[string]string) *built {
+	if err := specError(p); err != nil {
+		return &built{err: err}
+	}
+	b := &built{}
+	b.deployment, b.hash = desiredDeployment(p, selector, pods)
+	if p.Spec.Port != nil {
+		b.service = desiredService(p, pods)
+	}
+	return b
+}
