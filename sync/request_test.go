@@ -1,6 +1,7 @@
 package sync_test
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -323,4 +324,34 @@ func TestMemo(t *testing.T) {
 			t.Errorf("phase = %q; want Invalid", invalid.Status.Phase)
 		}
 	})
+}
+
+// TestAppendJSON checks that Response.AppendJSON writes exactly what json.Marshal writes, for every
+// example, every real request, and a sync and a finalize answer of each.
+func TestAppendJSON(t *testing.T) {
+	files, _ := filepath.Glob("../examples/*.request.json")
+	fixtures, _ := filepath.Glob("../../shared/fixtures/*/*/*.json")
+	for _, file := range append(files, fixtures...) {
+		body, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := sync.DecodeRequest(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, resp := range map[string]sync.Response{"sync": sync.Sync(req, now), "finalize": sync.Finalize(req, now)} {
+			want, err := json.Marshal(resp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := resp.AppendJSON(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("%s %s: AppendJSON =\n%s\nwant\n%s", filepath.Base(file), name, got, want)
+			}
+		}
+	}
 }

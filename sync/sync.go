@@ -1,8 +1,10 @@
 package sync
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +31,36 @@ type Response struct {
 	ResyncAfterSeconds float64 `json:"resyncAfterSeconds,omitempty"`
 	// Finalized is set by Finalize only: true once no child is observed.
 	Finalized *bool `json:"finalized,omitempty"`
+}
+
+// AppendJSON appends the JSON encoding of r to b: the same bytes as json.Marshal(r), without
+// json.Marshal's second pass over the children, which this package encoded itself. Children that
+// are not valid JSON (possible only in a Response built by hand) make invalid output.
+func (r *Response) AppendJSON(b []byte) ([]byte, error) {
+	status, err := json.Marshal(&r.Status)
+	if err != nil {
+		return b, fmt.Errorf("encode status: %w", err)
+	}
+	b = append(append(b, `{"status":`...), status...)
+	b = append(b, `,"children":[`...)
+	for i, c := range r.Children {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, c...)
+	}
+	b = append(b, ']')
+	if r.ResyncAfterSeconds != 0 {
+		seconds, err := json.Marshal(r.ResyncAfterSeconds)
+		if err != nil {
+			return b, fmt.Errorf("encode resyncAfterSeconds: %w", err)
+		}
+		b = append(append(b, `,"resyncAfterSeconds":`...), seconds...)
+	}
+	if r.Finalized != nil {
+		b = strconv.AppendBool(append(b, `,"finalized":`...), *r.Finalized)
+	}
+	return append(b, '}'), nil
 }
 
 // Sync answers the sync hook: the children a WebApp should have and its status, computed from the

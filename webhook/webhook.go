@@ -142,7 +142,7 @@ func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string)
 	} else {
 		resp = h.memo.Sync(req, h.opts.Now())
 	}
-	out, err := json.Marshal(resp)
+	out, err := resp.AppendJSON(make([]byte, 0, 4096))
 	if err != nil {
 		return fmt.Errorf("encode %s response: %w", hook, err)
 	}
