@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	stdsync "sync"
 	"sync/atomic"
 	"time"
 
@@ -119,7 +120,8 @@ func (h *Handler) serveFinalize(w http.ResponseWriter, r *http.Request) error {
 
 func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string) error {
 	start := time.Now()
-	body, err := readBody(w, r, h.opts.MaxBodyBytes)
+	body, release, err := readBody(w, r, h.opts.MaxBodyBytes)
+	defer release()
 	if err != nil {
 		return fmt.Errorf("read %s request: %w", hook, err)
 	}
@@ -176,16 +178,28 @@ func (h *Handler) writeAnswer(w http.ResponseWriter, e *cacheEntry, start time.T
 	)
 }
 
-// readBody reads a request body of at most limit bytes, into a buffer sized from Content-Length
-// when the client sent one, so that a large body is not copied again as the buffer grows.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	size := int64(bytes.MinRead)
+// bodyBuffers holds request buffers between calls. A buffer goes back only once the answer is
+// written, because the decoded request (each child's Raw) points into it, and only if it is at
+// most maxPooledBody, so that one huge request does not stay in memory.
+var bodyBuffers = stdsync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledBody = 64 << 10
+
+// readBody reads a request body of at most limit bytes into a pooled buffer, grown once from
+// Content-Length when the client sent one. Call release when the body is no longer used.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) (body []byte, release func(), err error) {
+	buf := bodyBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
 	if r.ContentLength > 0 && r.ContentLength <= limit {
-		size = r.ContentLength + bytes.MinRead // ReadFrom keeps MinRead bytes free to see EOF
+		buf.Grow(int(r.ContentLength) + bytes.MinRead) // ReadFrom keeps MinRead bytes free to see EOF
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
-	return buf.Bytes(), err
+	_, err = buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	release = func() {
+		if buf.Cap() <= maxPooledBody {
+			bodyBuffers.Put(buf)
+		}
+	}
+	return buf.Bytes(), release, err
 }
 
 // serveHealthz handles GET /healthz, the liveness check: 200 while the process serves HTTP.
