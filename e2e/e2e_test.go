@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	hook = httptest.NewServer(webhook.New(webhook.Options{Logger: slog.New(slog.DiscardHandler)}))
+	hook = httptest.NewServer(webhook.New(webhook.Options{Logger: slog.New(slog.DiscardHandler), CacheBytes: webhook.DefaultCacheBytes})) // as deployed
 	defer hook.Close()
 	if os.Getenv("E2E_EXISTING_CLUSTER") != "" {
 		skipReason = "E2E_EXISTING_CLUSTER is set: only the existing-cluster test runs"

@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"maps"
 	"slices"
+	"strconv"
 	stdsync "sync"
 	"time"
 
@@ -17,18 +18,20 @@ import (
 //
 // A Memo is safe for concurrent use. A nil *Memo remembers nothing; Sync and Finalize, the package
 // functions, use one. Requests not made by DecodeRequest (tests filling Parent in directly) have no
-// spec bytes and are never remembered.
+// spec bytes and are never remembered. When it holds maxBytes of children it starts afresh, so
+// with more WebApps than fit, syncs are built as without a Memo.
 type Memo struct {
-	seeds [2]maphash.Seed
-	max   int
+	seeds    [2]maphash.Seed
+	maxBytes int
 
 	mu      stdsync.Mutex
+	bytes   int
 	entries map[memoKey]*built
 }
 
-// NewMemo returns a Memo holding up to maxEntries specs; when full, it starts afresh.
-func NewMemo(maxEntries int) *Memo {
-	return &Memo{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, max: maxEntries, entries: map[memoKey]*built{}}
+// NewMemo returns a Memo holding up to maxBytes of built children.
+func NewMemo(maxBytes int) *Memo {
+	return &Memo{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, maxBytes: maxBytes, entries: map[memoKey]*built{}}
 }
 
 type memoKey struct{ h1, h2 uint64 }
@@ -58,11 +61,17 @@ func (m *Memo) build(p *Parent, dep *Child) *built {
 		return b
 	}
 	b = buildChildren(p, selector, pods)
+	size := len(b.deployment) + len(b.service) + 256 // the entry and its key, roughly
+	if size > m.maxBytes/4 {
+		return b
+	}
 	m.mu.Lock()
-	if len(m.entries) >= m.max {
+	if m.bytes+size > m.maxBytes {
 		clear(m.entries)
+		m.bytes = 0
 	}
 	m.entries[key] = b
+	m.bytes += size
 	m.mu.Unlock()
 	return b
 }
@@ -75,15 +84,17 @@ func (m *Memo) key(p *Parent, selector *metav1.LabelSelector) memoKey {
 	for i, seed := range m.seeds {
 		var h maphash.Hash
 		h.SetSeed(seed)
-		for _, s := range []string{p.Name, p.Namespace, string(p.specRaw)} {
+		part := func(s string) { // length-prefixed, so that no two different keys read alike
+			h.WriteString(strconv.Itoa(len(s)))
+			h.WriteByte(':')
 			h.WriteString(s)
-			h.WriteByte(0)
 		}
+		part(p.Name)
+		part(p.Namespace)
+		part(string(p.specRaw))
 		for _, name := range names {
-			h.WriteString(name)
-			h.WriteByte('=')
-			h.WriteString(selector.MatchLabels[name])
-			h.WriteByte(0)
+			part(name)
+			part(selector.MatchLabels[name])
 		}
 		k[i] = h.Sum64()
 	}

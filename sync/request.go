@@ -221,7 +221,7 @@ func (w *wireChild) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 			err = jsonv2.UnmarshalDecode(dec, &w.Metadata)
 		case "spec", "status":
 			switch {
-			case w.Kind == "":
+			case w.Kind == "" || w.APIVersion == "": // not yet known whether this is a Deployment
 				var v jsontext.Value
 				if v, err = dec.ReadValue(); err == nil {
 					if w.late == nil {
@@ -247,14 +247,23 @@ func (w *wireChild) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		return err
 	}
 	if w.isDeployment() {
-		if err := decodeField(w.late["spec"], "spec", &w.Spec); err != nil {
+		at := fieldPath(dec.StackPointer()) // the child's own path, to name fields decoded late
+		if err := decodeField(w.late["spec"], memberPath(at, "spec"), &w.Spec); err != nil {
 			return err
 		}
-		if err := decodeField(w.late["status"], "status", &w.Status); err != nil {
+		if err := decodeField(w.late["status"], memberPath(at, "status"), &w.Status); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// memberPath appends a member name to a path as fieldPath renders it.
+func memberPath(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
 }
 
 func (w *wireChild) isDeployment() bool { return w.APIVersion == "apps/v1" && w.Kind == "Deployment" }
@@ -357,6 +366,7 @@ func decodeChildren(dec *jsontext.Decoder, body []byte, req *Request) error {
 		return &jsonv2.SemanticError{JSONKind: k, JSONPointer: dec.StackPointer(), GoType: reflect.TypeFor[map[string]any]()}
 	}
 	dec.ReadToken()
+	seen := map[string]int{} // identity to index in req.Children
 	for dec.PeekKind() != '}' {
 		if _, err := dec.ReadToken(); err != nil { // the child type, "Kind.apiVersion"
 			return err
@@ -385,6 +395,12 @@ func decodeChildren(dec *jsontext.Decoder, body []byte, req *Request) error {
 				path := dec.StackPointer()
 				return &RequestError{Field: fieldPath(path) + prefixDot(err.Field), Problem: err.Problem}
 			}
+			// The same object twice (a repeated key) is one child: the last one read wins.
+			if i, ok := seen[c.identity()]; ok {
+				req.Children[i] = c
+				continue
+			}
+			seen[c.identity()] = len(req.Children)
 			req.Children = append(req.Children, c)
 		}
 		if _, err := dec.ReadToken(); err != nil {
@@ -453,6 +469,9 @@ func decodeField(raw jsontext.Value, name string, v any) error {
 	}
 	return err
 }
+
+// identity names a child by apiVersion, kind, namespace and name.
+func (c *Child) identity() string { return childID(c.APIVersion, c.Kind, c.Namespace, c.Name) }
 
 func (c *Child) isDeployment() bool { return c.APIVersion == "apps/v1" && c.Kind == "Deployment" }
 func (c *Child) isService() bool    { return c.APIVersion == "v1" && c.Kind == "Service" }

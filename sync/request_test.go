@@ -121,6 +121,28 @@ func TestDecodeRequestRepeatedName(t *testing.T) {
 	}
 }
 
+// TestDecodeRequestOrder checks that a Deployment's spec and status are read whatever the order of
+// its members, and that a child sent twice under the same key counts once, the last one winning.
+func TestDecodeRequestOrder(t *testing.T) {
+	const late = `{"kind": "Deployment", "spec": {"replicas": 4}, "status": {"replicas": 4, "observedGeneration": 2}, "metadata": {"name": "hello"}, "apiVersion": "apps/v1"}`
+	const early = `{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "hello"}, "spec": {"replicas": 2}}`
+	req, err := sync.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "hello", "namespace": "n"}, "spec": {"image": "nginx"}}, "children": {"Deployment.apps/v1": {"hello": ` + early + `, "hello": ` + late + `}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(req.Children) != 1 {
+		t.Fatalf("%d children; want the repeated key to count once", len(req.Children))
+	}
+	d := req.Children[0].Deployment
+	if d == nil || d.Replicas != 4 || d.Status.Replicas != 4 || d.Status.ObservedGeneration != 2 {
+		t.Errorf("deployment = %+v; want the last one, with replicas 4 and its status read after apiVersion came", d)
+	}
+	_, err = sync.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "hello", "namespace": "n"}}, "children": {"Deployment.apps/v1": {"web": {"spec": {"replicas": "x"}, "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}}}}}`))
+	if want := `children["Deployment.apps/v1"].web.spec.replicas: expected integer, got JSON string`; err == nil || err.Error() != want {
+		t.Errorf("error = %v; want %q", err, want)
+	}
+}
+
 // TestDecodeRequestKeys checks that hook v1 (keyed by name) and v2 (keyed by namespace/name)
 // requests decode to the same children, and that garbage keys change nothing.
 func TestDecodeRequestKeys(t *testing.T) {
@@ -288,7 +310,7 @@ func TestMemo(t *testing.T) {
 	files, _ := filepath.Glob("../examples/*.request.json")
 	fixtures, _ := filepath.Glob("../../shared/fixtures/*/*/*.sync.json")
 	files = append(files, fixtures...)
-	memo := sync.NewMemo(2) // small, so that it also starts afresh along the way
+	memo := sync.NewMemo(16 << 10) // small, so that it also starts afresh along the way
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			body, err := os.ReadFile(file)
@@ -315,7 +337,7 @@ func TestMemo(t *testing.T) {
 			}
 			return req
 		}
-		m := sync.NewMemo(16)
+		m := sync.NewMemo(1 << 20)
 		first, second := m.Sync(decode("nginx:1.27"), now), m.Sync(decode("nginx:1.28"), now)
 		if asJSON(t, first.Children) == asJSON(t, second.Children) {
 			t.Error("the second spec got the first spec's children")

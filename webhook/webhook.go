@@ -21,8 +21,8 @@ import (
 // DefaultMaxBodyBytes is the largest request body accepted when Options.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 4 << 20
 
-// memoEntries is how many WebApp specs have their built children remembered: a few kilobytes each.
-const memoEntries = 256
+// memoBytes bounds the children remembered by spec (sync.Memo): about a thousand WebApps.
+const memoBytes = 2 << 20
 
 // DefaultCacheBytes is the size of the answer cache that the webapp-hook command uses by default:
 // about five hundred answers.
@@ -38,8 +38,8 @@ type Options struct {
 	Now func() time.Time
 	// CacheBytes bounds the answers kept for requests that come again byte for byte, as every
 	// resync of an unchanged WebApp does; such a request is answered from memory, identically.
-	// When it is set, the children built for the last memoEntries specs are remembered too (see
-	// sync.Memo). 0 disables both.
+	// When it is set, the children built for recent specs are remembered too, within memoBytes
+	// (see sync.Memo). 0 disables both.
 	CacheBytes int
 }
 
@@ -65,7 +65,7 @@ func New(opts Options) *Handler {
 	}
 	h := &Handler{opts: opts, cache: newAnswerCache(opts.CacheBytes)}
 	if opts.CacheBytes > 0 {
-		h.memo = sync.NewMemo(memoEntries)
+		h.memo = sync.NewMemo(memoBytes)
 	}
 	h.ready.Store(true)
 
@@ -122,8 +122,12 @@ func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string)
 	start := time.Now()
 	body, release, err := readBody(w, r, h.opts.MaxBodyBytes)
 	defer release()
-	if err != nil {
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
 		return fmt.Errorf("read %s request: %w", hook, err)
+	case err != nil: // a body cut short: the client's fault, never a bug here
+		return &Error{Code: http.StatusBadRequest, Message: fmt.Sprintf("read %s request: %v", hook, err)}
 	}
 	var key cacheKey
 	if h.cache != nil {
@@ -150,7 +154,7 @@ func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string)
 	}
 	e := &cacheEntry{
 		key:      key,
-		answer:   append(out, '\n'),
+		answer:   bytes.Clone(append(out, '\n')), // exactly sized: the cache counts what it holds
 		hook:     hook,
 		parent:   req.Parent.Namespace + "/" + req.Parent.Name,
 		phase:    string(resp.Status.Phase),
@@ -191,7 +195,9 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) (body []byte,
 	buf := bodyBuffers.Get().(*bytes.Buffer)
 	buf.Reset()
 	if r.ContentLength > 0 && r.ContentLength <= limit {
-		buf.Grow(int(r.ContentLength) + bytes.MinRead) // ReadFrom keeps MinRead bytes free to see EOF
+		// ReadFrom keeps MinRead bytes free to see EOF. A large claimed length reserves no more
+		// than a pooled buffer holds, so a client cannot pin memory before sending anything.
+		buf.Grow(int(min(r.ContentLength, maxPooledBody)) + bytes.MinRead)
 	}
 	_, err = buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
 	release = func() {

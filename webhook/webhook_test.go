@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	stdsync "sync"
 	"testing"
 	"time"
 
@@ -92,6 +93,48 @@ func TestHandlerStatusCodes(t *testing.T) {
 	}
 }
 
+// TestBodyCutShort checks that a body that ends before its Content-Length is the client's error.
+func TestBodyCutShort(t *testing.T) {
+	req := httptest.NewRequest("POST", "/sync", io.MultiReader(strings.NewReader(`{"parent":`), failingReader{}))
+	rec := httptest.NewRecorder()
+	newHandler(webhook.Options{}).ServeHTTP(rec, req)
+	if want := `{"error":"read sync request: unexpected EOF"}`; rec.Code != 400 || strings.TrimSpace(rec.Body.String()) != want {
+		t.Errorf("answer = %d %s; want 400 %s", rec.Code, rec.Body, want)
+	}
+}
+
+type failingReader struct{}
+
+func (failingReader) Read([]byte) (int, error) { return 0, io.ErrUnexpectedEOF }
+
+// TestConcurrentCalls runs every example through one handler from many goroutines, with the
+// answer cache and the memo on, as deployed; run with -race it checks their locking, and every
+// answer must equal the one computed alone.
+func TestConcurrentCalls(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "examples", "*.request.json"))
+	want := map[string]string{}
+	for _, f := range files {
+		body := readExample(t, filepath.Base(f))
+		want[body] = serve(newHandler(webhook.Options{}), "POST", "/sync", body).Body.String()
+	}
+	h := newHandler(webhook.Options{CacheBytes: 8 << 10}) // small, so that entries come and go
+	var wg stdsync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 50 {
+				for body, answer := range want {
+					if got := serve(h, "POST", "/sync", body).Body.String(); got != answer {
+						t.Errorf("goroutine %d call %d: answer differs from the one computed alone", g, i)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestReadyz checks that readiness turns 503 on shutdown while liveness stays 200.
 func TestReadyz(t *testing.T) {
 	h := newHandler(webhook.Options{})
 	h.SetReady(false)
@@ -326,7 +369,7 @@ func FuzzHandler(f *testing.F) {
 		f.Add(b, strings.Contains(file, "finalize"))
 	}
 	f.Add([]byte(`{"parent":{"metadata":{"name":"a","namespace":"n"},"spec":{"image":"x","replicas":-1}}}`), false)
-	h := newHandler(webhook.Options{MaxBodyBytes: 1 << 20})
+	h := newHandler(webhook.Options{MaxBodyBytes: 1 << 20, CacheBytes: webhook.DefaultCacheBytes}) // as deployed
 	f.Fuzz(func(t *testing.T, body []byte, finalize bool) {
 		path := "/sync"
 		if finalize {
