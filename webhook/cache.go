@@ -35,6 +35,7 @@ type cacheKey struct {
 type cacheEntry struct {
 	key      cacheKey
 	answer   []byte
+	etag     string
 	hook     string
 	parent   string
 	phase    string

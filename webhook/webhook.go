@@ -3,12 +3,15 @@ package webhook
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	stdsync "sync"
 	"sync/atomic"
 	"time"
@@ -45,11 +48,12 @@ type Options struct {
 
 // Handler routes hook and health requests. It is safe for concurrent use.
 type Handler struct {
-	opts   Options
-	ready  atomic.Bool
-	router chi.Router
-	cache  *answerCache // nil when disabled
-	memo   *sync.Memo   // nil when disabled
+	opts    Options
+	ready   atomic.Bool
+	router  chi.Router
+	cache   *answerCache // nil when disabled
+	memo    *sync.Memo   // nil when disabled
+	metrics *metrics
 }
 
 // New returns a Handler that reports ready.
@@ -63,7 +67,7 @@ func New(opts Options) *Handler {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	h := &Handler{opts: opts, cache: newAnswerCache(opts.CacheBytes)}
+	h := &Handler{opts: opts, cache: newAnswerCache(opts.CacheBytes), metrics: newMetrics()}
 	if opts.CacheBytes > 0 {
 		h.memo = sync.NewMemo(memoBytes)
 	}
@@ -71,10 +75,12 @@ func New(opts Options) *Handler {
 
 	r := chi.NewRouter()
 	r.Use(h.recoverPanics)
-	r.Post("/sync", h.handle(h.serveSync))
-	r.Post("/finalize", h.handle(h.serveFinalize))
+	// Hook routes recover inside their instrumentation, so that a panic is counted as a 500.
+	r.Method(http.MethodPost, "/sync", h.metrics.instrument("sync", h.recoverPanics(h.handle(h.serveSync))))
+	r.Method(http.MethodPost, "/finalize", h.metrics.instrument("finalize", h.recoverPanics(h.handle(h.serveFinalize))))
 	r.Get("/healthz", h.serveHealthz)
 	r.Get("/readyz", h.serveReadyz)
+	r.Method(http.MethodGet, "/metrics", h.metrics.serveMetrics())
 	r.NotFound(h.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return &Error{Code: http.StatusNotFound, Message: fmt.Sprintf("no route %s %s", r.Method, r.URL.Path)}
 	}))
@@ -133,7 +139,7 @@ func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string)
 	if h.cache != nil {
 		key = h.cache.key(r.URL.Path, body)
 		if e := h.cache.get(key); e != nil {
-			h.writeAnswer(w, e, start, true)
+			h.writeAnswer(w, r, e, start, true)
 			return nil
 		}
 	}
@@ -160,26 +166,57 @@ func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string)
 		phase:    string(resp.Status.Phase),
 		children: len(resp.Children),
 	}
+	e.etag = etag(e.answer)
 	h.cache.put(e)
-	h.writeAnswer(w, e, start, false)
+	h.writeAnswer(w, r, e, start, false)
 	return nil
 }
 
-// writeAnswer writes a hook answer and its log line.
-func (h *Handler) writeAnswer(w http.ResponseWriter, e *cacheEntry, start time.Time, cached bool) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	if _, err := w.Write(e.answer); err != nil {
-		h.opts.Logger.Warn("write response", "hook", e.hook, "err", err)
+// writeAnswer writes a hook answer with its ETag, or 304 Not Modified with no body when the
+// request's If-None-Match names that ETag (Metacontroller then reuses the answer it cached), and
+// logs one line.
+func (h *Handler) writeAnswer(w http.ResponseWriter, r *http.Request, e *cacheEntry, start time.Time, cached bool) {
+	w.Header().Set("ETag", e.etag)
+	notModified := etagMatches(r.Header.Get("If-None-Match"), e.etag)
+	if notModified {
+		w.WriteHeader(http.StatusNotModified)
+	} else {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if _, err := w.Write(e.answer); err != nil {
+			h.opts.Logger.Warn("write response", "hook", e.hook, "err", err)
+		}
 	}
+	h.metrics.decisions.WithLabelValues(e.hook, e.phase).Inc()
 	h.opts.Logger.Info("hook",
 		"hook", e.hook,
 		"parent", e.parent,
 		"phase", e.phase,
 		"children", e.children,
 		"cached", cached,
+		"not_modified", notModified,
 		"duration_ms", float64(time.Since(start).Microseconds())/1000,
 	)
+}
+
+// etag is a strong validator of an answer: a quoted hex FNV-1a 128-bit hash of its exact bytes.
+// It is the same in every replica, so Metacontroller may reach any of them.
+func etag(answer []byte) string {
+	h := fnv.New128a()
+	h.Write(answer)
+	return `"` + hex.EncodeToString(h.Sum(nil)) + `"`
+}
+
+// etagMatches reports whether an If-None-Match header names etag: "*", or a list of entity tags
+// compared weakly, as RFC 9110 asks for If-None-Match.
+func etagMatches(header, etag string) bool {
+	for tag := range strings.SplitSeq(header, ",") {
+		tag = strings.TrimSpace(tag)
+		if tag == "*" || strings.TrimPrefix(tag, "W/") == etag {
+			return true
+		}
+	}
+	return false
 }
 
 // bodyBuffers holds request buffers between calls. A buffer goes back only once the answer is
@@ -269,6 +306,7 @@ func (h *Handler) recoverPanics(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
+				h.metrics.panics.Inc()
 				h.writeError(w, r, fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
 			}
 		}()

@@ -93,6 +93,95 @@ func TestHandlerStatusCodes(t *testing.T) {
 	}
 }
 
+// TestETag checks that every answer carries a strong ETag of its exact bytes, that the same answer
+// always has the same ETag, and that If-None-Match with it gets 304 and no body.
+func TestETag(t *testing.T) {
+	create := readExample(t, "create.request.json")
+	first := serve(newHandler(webhook.Options{}), "POST", "/sync", create)
+	tag := first.Header().Get("ETag")
+	if len(tag) != 34 || tag[0] != '"' || tag[33] != '"' {
+		t.Fatalf("ETag = %q; want a quoted 128-bit hex hash", tag)
+	}
+	tests := []struct {
+		name        string
+		ifNoneMatch string
+		cacheBytes  int
+		wantCode    int
+	}{
+		{"no If-None-Match", "", 0, 200},
+		{"matching", tag, 0, 304},
+		{"matching, answered from the cache", tag, webhook.DefaultCacheBytes, 304},
+		{"weak form and a list", `"other", W/` + tag, 0, 304},
+		{"star", "*", 0, 304},
+		{"another answer's tag", `"0123456789abcdef0123456789abcdef"`, 0, 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHandler(webhook.Options{CacheBytes: tt.cacheBytes})
+			serve(h, "POST", "/sync", create) // warms the cache when there is one
+			req := httptest.NewRequest("POST", "/sync", strings.NewReader(create))
+			if tt.ifNoneMatch != "" {
+				req.Header.Set("If-None-Match", tt.ifNoneMatch)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != tt.wantCode {
+				t.Errorf("code = %d; want %d", rec.Code, tt.wantCode)
+			}
+			if got := rec.Header().Get("ETag"); got != tag {
+				t.Errorf("ETag = %s; want %s, the same for the same answer", got, tag)
+			}
+			if tt.wantCode == 304 && rec.Body.Len() != 0 {
+				t.Errorf("304 with a body of %d bytes; want none", rec.Body.Len())
+			}
+			if tt.wantCode == 200 && rec.Body.String() != first.Body.String() {
+				t.Error("200 answer differs from the first")
+			}
+		})
+	}
+}
+
+// TestMetrics checks that /metrics counts calls by hook and code, decisions by phase, panics,
+// and carries the Go and process collectors.
+func TestMetrics(t *testing.T) {
+	calls := 0
+	h := webhook.New(webhook.Options{Now: func() time.Time {
+		calls++
+		if calls == 3 {
+			panic("third call")
+		}
+		return clock()
+	}})
+	serve(h, "POST", "/sync", readExample(t, "create.request.json"))
+	serve(h, "POST", "/sync", readExample(t, "rollout.request.json"))
+	serve(h, "POST", "/sync", readExample(t, "create.request.json")) // panics
+	serve(h, "POST", "/sync", "{")
+	serve(h, "POST", "/finalize", readExample(t, "finalize-done.request.json"))
+	rec := serve(h, "GET", "/metrics", "")
+	if rec.Code != 200 {
+		t.Fatalf("GET /metrics = %d", rec.Code)
+	}
+	body := rec.Body.String()
+	for _, want := range []string{
+		`webapp_hook_requests_total{code="200",hook="sync"} 2`,
+		`webapp_hook_requests_total{code="500",hook="sync"} 1`,
+		`webapp_hook_requests_total{code="400",hook="sync"} 1`,
+		`webapp_hook_requests_total{code="200",hook="finalize"} 1`,
+		`webapp_hook_request_duration_seconds_count{hook="sync"} 4`,
+		`webapp_hook_decisions_total{hook="sync",phase="Pending"} 1`,
+		`webapp_hook_decisions_total{hook="sync",phase="Progressing"} 1`,
+		`webapp_hook_decisions_total{hook="finalize",phase="Terminating"} 1`,
+		`webapp_hook_requests_in_flight 0`,
+		`webapp_hook_panics_total 1`,
+		`go_goroutines `,
+		`process_resident_memory_bytes `,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
+
 // TestBodyCutShort checks that a body that ends before its Content-Length is the client's error.
 func TestBodyCutShort(t *testing.T) {
 	req := httptest.NewRequest("POST", "/sync", io.MultiReader(strings.NewReader(`{"parent":`), failingReader{}))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -77,6 +78,11 @@ type compositeController struct {
 			Webhook struct {
 				URL     string `json:"url"`
 				Timeout string `json:"timeout"`
+				ETag    struct {
+					Enabled             bool `json:"enabled"`
+					CacheTimeoutSeconds int  `json:"cacheTimeoutSeconds"`
+					CacheCleanupSeconds int  `json:"cacheCleanupSeconds"`
+				} `json:"etag"`
 			} `json:"webhook"`
 		} `json:"hooks"`
 	} `json:"spec"`
@@ -122,6 +128,9 @@ func TestManifests(t *testing.T) {
 		if want := svc.Name + "." + svc.Namespace; u.Hostname() != want {
 			t.Errorf("%s hook host = %q; want the hook Service %q", hook, u.Hostname(), want)
 		}
+		if !h.Webhook.ETag.Enabled {
+			t.Errorf("%s hook etag.enabled = false; want true, the hook answers If-None-Match", hook)
+		}
 		if u.Path != "/"+hook {
 			t.Errorf("%s hook path = %q; want /%s", hook, u.Path, hook)
 		}
@@ -145,6 +154,9 @@ func TestManifests(t *testing.T) {
 	}
 	if p := container.LivenessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz" {
 		t.Error("liveness probe is not GET /healthz")
+	}
+	if a := dep.Spec.Template.Annotations; a["prometheus.io/scrape"] != "true" || a["prometheus.io/path"] != "/metrics" || a["prometheus.io/port"] != fmt.Sprint(port.ContainerPort) {
+		t.Errorf("scrape annotations = %v; want scrape true on /metrics at the container port", a)
 	}
 	if sc := container.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
 		t.Error("container root filesystem is writable")

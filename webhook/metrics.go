@@ -1,0 +1,63 @@
+package webhook
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics are the handler's Prometheus metrics, on a registry of its own so that handlers (and
+// tests) never share counters.
+type metrics struct {
+	registry  *prometheus.Registry
+	requests  *prometheus.CounterVec
+	duration  *prometheus.HistogramVec
+	decisions *prometheus.CounterVec
+	inFlight  prometheus.Gauge
+	panics    prometheus.Counter
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "webapp_hook_requests_total",
+			Help: "Hook calls by route (sync, finalize) and HTTP status code.",
+		}, []string{"hook", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "webapp_hook_request_duration_seconds",
+			Help:    "Time to answer a hook call, from the first byte read to the last written, by route.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1},
+		}, []string{"hook"}),
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "webapp_hook_decisions_total",
+			Help: "Answers by the hook that decided them (sync, finalize) and the WebApp phase they report.",
+		}, []string{"hook", "phase"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "webapp_hook_requests_in_flight",
+			Help: "Hook calls being answered now.",
+		}),
+		panics: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "webapp_hook_panics_total",
+			Help: "Panics recovered into a 500; any is a bug.",
+		}),
+	}
+	m.registry.MustRegister(m.requests, m.duration, m.decisions, m.inFlight, m.panics,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// instrument counts, times and tracks the calls of one hook route.
+func (m *metrics) instrument(hook string, next http.Handler) http.Handler {
+	labels := prometheus.Labels{"hook": hook}
+	return promhttp.InstrumentHandlerInFlight(m.inFlight,
+		promhttp.InstrumentHandlerDuration(m.duration.MustCurryWith(labels),
+			promhttp.InstrumentHandlerCounter(m.requests.MustCurryWith(labels), next)))
+}
+
+// serveMetrics handles GET /metrics in the Prometheus text format.
+func (m *metrics) serveMetrics() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}
