@@ -5,11 +5,19 @@ export GOTOOLCHAIN := go1.27.3
 IMAGE ?= ghcr.io/example/webapp-hook:dev
 FUZZTIME ?= 60s
 
-.PHONY: run test e2e kube-binaries fuzz bench bench-smoke load generate image deploy
+.PHONY: run build verify-generate test e2e kube-binaries fuzz bench bench-smoke load generate image deploy
 
 ## run: serve the hooks on :8080
 run:
 	go run ./cmd/webapp-hook
+
+## build: bin/webapp-hook, stamped with the VCS revision that --version prints
+build:
+	go build -buildvcs=true -o bin/webapp-hook ./cmd/webapp-hook
+
+## verify-generate: fail when crds/ is not what `go generate` makes from api/v1
+verify-generate: generate
+	git diff --exit-code -- crds/
 
 ## test: vet, then every test with the race detector
 test:

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -37,19 +38,61 @@ const (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
+}
 
-	m := NewMain(os.Stderr)
-	if err := m.ParseFlags(os.Args[1:], os.Getenv); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0)
+// run runs one command line and returns the exit code: 0 done, 1 failed, 2 bad usage.
+// "render" and "sync" answer offline (see offline.go); anything else configures the server.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "render":
+			return runRender(args[1:], stdin, stdout, stderr)
+		case "sync":
+			return runSync(args[1:], stdin, stdout, stderr)
 		}
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
+	}
+	m := NewMain(stderr)
+	if err := m.ParseFlags(args, getenv); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	if m.showVersion {
+		fmt.Fprintln(stdout, version())
+		return 0
 	}
 	if err := m.Run(ctx); err != nil {
 		m.Logger.Error("exit", "err", err)
-		os.Exit(1)
+		return 1
 	}
+	return 0
+}
+
+// version describes the binary from its build information: module version, VCS revision and
+// time, and whether the tree was modified; "(devel)" and "unknown" where the build did not record them.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "webapp-hook unknown"
+	}
+	settings := map[string]string{}
+	for _, s := range info.Settings {
+		settings[s.Key] = s.Value
+	}
+	v := "webapp-hook " + info.Main.Version
+	if rev := settings["vcs.revision"]; rev != "" {
+		v += " revision " + rev
+		if settings["vcs.modified"] == "true" {
+			v += " (modified)"
+		}
+		if t := settings["vcs.time"]; t != "" {
+			v += " " + t
+		}
+	}
+	return v + " " + info.GoVersion
 }
 
 // Config is the service configuration, from flags and environment variables.
@@ -83,6 +126,8 @@ type Main struct {
 	handler  *webhook.Handler
 	serveErr chan error
 
+	showVersion bool
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -115,6 +160,19 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long to then drain in-flight requests (env SHUTDOWN_TIMEOUT)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env LOG_LEVEL)")
 
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage:
+  webapp-hook [flags]                 serve the sync and finalize hooks
+  webapp-hook render -f webapp.yaml   print, as YAML, the children a new WebApp would get
+  webapp-hook sync < request.json     answer one hook request from standard input
+
+Every flag may also be set by the environment variable named after it; a flag wins.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
 		key := strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
@@ -127,6 +185,8 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
+	// Registered after the environment is read: a VERSION variable must not turn the server off.
+	fs.BoolVar(&m.showVersion, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// runCommand runs one command line in process.
+func runCommand(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), args, func(string) string { return "" }, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestRender(t *testing.T) {
+	invalid := filepath.Join(t.TempDir(), "invalid.yaml")
+	os.WriteFile(invalid, []byte("apiVersion: example.com/v1\nkind: WebApp\nmetadata: {name: bad}\nspec: {image: \"\", port: 8080}\n"), 0o644)
+	noPort := "apiVersion: example.com/v1\nkind: WebApp\nmetadata: {name: worker}\nspec: {image: busybox}\n"
+	tests := []struct {
+		name       string
+		args       []string
+		stdin      string
+		wantCode   int
+		wantKinds  []string
+		wantStderr string
+	}{
+		{"hello", []string{"render", "-f", "../../examples/hello.yaml"}, "", 0, []string{"Deployment", "Service"}, ""},
+		{"stdin, no port, default namespace", []string{"render", "-f", "-"}, noPort, 0, []string{"Deployment"}, ""},
+		{"invalid spec", []string{"render", "-f", invalid}, "", 1, nil, "spec.image: must not be empty"},
+		{"missing file", []string{"render", "-f", "nope.yaml"}, "", 1, nil, "read WebApp"},
+		{"no -f", []string{"render"}, "", 2, nil, "Usage: webapp-hook render"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCommand(t, tt.stdin, tt.args...)
+			if code != tt.wantCode {
+				t.Fatalf("exit = %d; want %d (stderr %s)", code, tt.wantCode, stderr)
+			}
+			if !strings.Contains(stderr, tt.wantStderr) {
+				t.Errorf("stderr = %q; want it to contain %q", stderr, tt.wantStderr)
+			}
+			var kinds []string
+			for _, doc := range strings.Split(stdout, "---\n")[1:] {
+				var obj struct {
+					Kind     string
+					Metadata struct{ Namespace string }
+					Status   any
+				}
+				if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+					t.Fatal(err)
+				}
+				if obj.Metadata.Namespace == "" || obj.Status != nil {
+					t.Errorf("%s: namespace %q, status %v; want a namespace and no status", obj.Kind, obj.Metadata.Namespace, obj.Status)
+				}
+				kinds = append(kinds, obj.Kind)
+			}
+			if strings.Join(kinds, ",") != strings.Join(tt.wantKinds, ",") {
+				t.Errorf("kinds = %v; want %v", kinds, tt.wantKinds)
+			}
+		})
+	}
+}
+
+// TestSyncCommand checks that `webapp-hook sync` answers like the server: the same children and
+// status as the example's expected answer (only a changed condition's time follows the clock).
+func TestSyncCommand(t *testing.T) {
+	for _, name := range []string{"rollout", "invalid", "finalize-children"} {
+		t.Run(name, func(t *testing.T) {
+			request, err := os.ReadFile("../../examples/" + name + ".request.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			code, stdout, stderr := runCommand(t, string(request), "sync")
+			if code != 0 {
+				t.Fatalf("exit = %d: %s", code, stderr)
+			}
+			want, err := os.ReadFile("../../examples/" + name + ".response.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := comparable(t, []byte(stdout)), comparable(t, want); got != want {
+				t.Errorf("answer =\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+	if code, _, stderr := runCommand(t, "{", "sync"); code != 1 || !strings.Contains(stderr, `400 {"error":"decode sync request`) {
+		t.Errorf("malformed request: exit %d, stderr %q; want 1 and the 400 body", code, stderr)
+	}
+}
+
+// comparable is an answer without its condition times, in canonical JSON.
+func comparable(t *testing.T, answer []byte) string {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal(answer, &v); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range v["status"].(map[string]any)["conditions"].([]any) {
+		delete(c.(map[string]any), "lastTransitionTime")
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func TestHelp(t *testing.T) {
+	code, _, stderr := runCommand(t, "", "--help")
+	if code != 0 {
+		t.Fatalf("exit = %d; want 0", code)
+	}
+	for _, want := range []string{
+		"webapp-hook render -f", "webapp-hook sync <",
+		"-addr", "(env ADDR)", `(default ":8080")`,
+		"-max-body-bytes", "(env MAX_BODY_BYTES)", "(default 4194304)",
+		"-cache-bytes", "(env CACHE_BYTES)", "(default 2097152)",
+		"-shutdown-delay", "(env SHUTDOWN_DELAY)", "(default 5s)",
+		"-shutdown-timeout", "(env SHUTDOWN_TIMEOUT)", "(default 20s)",
+		"-log-level", "(env LOG_LEVEL)", `(default "info")`,
+		"-version",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("--help lacks %q", want)
+		}
+	}
+}
+
+// TestVersion builds the binary with VCS stamping, as `make build` does, and checks that
+// --version names the module version and the revision git reports.
+func TestVersion(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git: the VCS revision cannot be stamped or checked")
+	}
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not in a git checkout (%v): nothing to stamp", err)
+	}
+	bin := filepath.Join(t.TempDir(), "webapp-hook")
+	if out, err := exec.Command("go", "build", "-buildvcs=true", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(out)
+	if !strings.HasPrefix(got, "webapp-hook v") || !strings.Contains(got, " revision "+strings.TrimSpace(string(head))) {
+		t.Errorf("--version = %q; want the module version and revision %s", got, head)
+	}
+	if code, stdout, _ := runCommand(t, "", "--version"); code != 0 || !strings.HasPrefix(stdout, "webapp-hook ") {
+		t.Errorf("--version in process = %d %q", code, stdout)
+	}
+}
