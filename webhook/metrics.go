@@ -2,6 +2,8 @@ package webhook
 
 import (
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -49,12 +51,44 @@ func newMetrics() *metrics {
 	return m
 }
 
-// instrument counts, times and tracks the calls of one hook route.
+// instrument counts, times and tracks the calls of one hook route. It is a few lines rather than
+// promhttp's instrumentation, which costs more on this hot path than the answer cache does.
 func (m *metrics) instrument(hook string, next http.Handler) http.Handler {
-	labels := prometheus.Labels{"hook": hook}
-	return promhttp.InstrumentHandlerInFlight(m.inFlight,
-		promhttp.InstrumentHandlerDuration(m.duration.MustCurryWith(labels),
-			promhttp.InstrumentHandlerCounter(m.requests.MustCurryWith(labels), next)))
+	duration := m.duration.WithLabelValues(hook)
+	ok := m.requests.WithLabelValues(hook, "200")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.inFlight.Inc()
+		defer m.inFlight.Dec()
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		duration.Observe(time.Since(start).Seconds())
+		if sw.code == http.StatusOK {
+			ok.Inc()
+		} else {
+			m.requests.WithLabelValues(hook, strconv.Itoa(sw.code)).Inc()
+		}
+	})
+}
+
+// statusWriter remembers the status code written through it; 200 when none was set explicitly.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
 }
 
 // serveMetrics handles GET /metrics in the Prometheus text format.
