@@ -17,7 +17,9 @@ build:
 
 ## verify-generate: fail when crds/ is not what `go generate` makes from api/v1
 verify-generate: generate
-	git diff --exit-code -- crds/
+	@changes=$$(git status --porcelain -- crds/); if [ -n "$$changes" ]; then \
+		echo "crds/ differs from what go generate makes from api/v1; run make generate and commit:"; \
+		echo "$$changes"; git --no-pager diff -- crds/; exit 1; fi
 
 ## test: vet, then every test with the race detector
 test:
