@@ -5,7 +5,7 @@ export GOTOOLCHAIN := go1.27.3
 IMAGE ?= ghcr.io/example/webapp-hook:dev
 FUZZTIME ?= 60s
 
-.PHONY: run build verify-generate test e2e kube-binaries fuzz bench bench-smoke load generate image deploy
+.PHONY: fuzz-smoke run build verify-generate test e2e kube-binaries fuzz bench bench-smoke load generate image deploy
 
 ## run: serve the hooks on :8080
 run:
@@ -38,6 +38,10 @@ kube-binaries:
 fuzz:
 	go test ./sync -run '^$$' -fuzz FuzzDecide -fuzztime $(FUZZTIME)
 	go test ./webhook -run '^$$' -fuzz FuzzHandler -fuzztime $(FUZZTIME)
+
+## fuzz-smoke: both fuzz targets for 10 s each (CI runs it)
+fuzz-smoke:
+	$(MAKE) fuzz FUZZTIME=10s
 
 ## bench: Go benchmarks of the decision and the whole handler
 bench:

@@ -12,6 +12,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -95,6 +97,27 @@ func TestManifests(t *testing.T) {
 	cc := one[compositeController](t, docs["CompositeController"], "CompositeController")
 	svc := one[corev1.Service](t, docs["Service"], "Service")
 	dep := one[appsv1.Deployment](t, docs["Deployment"], "Deployment")
+	pdb := one[policyv1.PodDisruptionBudget](t, docs["PodDisruptionBudget"], "PodDisruptionBudget")
+	netpol := one[networkingv1.NetworkPolicy](t, docs["NetworkPolicy"], "NetworkPolicy")
+	selects := func(what string, sel map[string]string) {
+		for k, v := range sel {
+			if dep.Spec.Template.Labels[k] != v {
+				t.Errorf("%s selector %s=%s does not match the hook's pods", what, k, v)
+			}
+		}
+	}
+	selects("PodDisruptionBudget", pdb.Spec.Selector.MatchLabels)
+	selects("NetworkPolicy", netpol.Spec.PodSelector.MatchLabels)
+	if pdb.Spec.MinAvailable == nil || pdb.Spec.MinAvailable.IntValue() < 1 || dep.Spec.Replicas == nil || *dep.Spec.Replicas < 2 {
+		t.Error("want at least 2 replicas and a PodDisruptionBudget keeping 1")
+	}
+	if len(dep.Spec.Template.Spec.TopologySpreadConstraints) == 0 {
+		t.Error("no topology spread constraint")
+	}
+	if in := netpol.Spec.Ingress; len(in) != 1 || len(in[0].From) != 1 || in[0].From[0].NamespaceSelector == nil ||
+		in[0].From[0].NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"] != "metacontroller" {
+		t.Errorf("NetworkPolicy ingress = %+v; want only the metacontroller namespace", in)
+	}
 
 	if !cc.Spec.GenerateSelector {
 		t.Error("generateSelector = false; want true")
@@ -158,8 +181,21 @@ func TestManifests(t *testing.T) {
 	if a := dep.Spec.Template.Annotations; a["prometheus.io/scrape"] != "true" || a["prometheus.io/path"] != "/metrics" || a["prometheus.io/port"] != fmt.Sprint(port.ContainerPort) {
 		t.Errorf("scrape annotations = %v; want scrape true on /metrics at the container port", a)
 	}
-	if sc := container.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+	sc, psc := container.SecurityContext, dep.Spec.Template.Spec.SecurityContext
+	switch {
+	case sc == nil || psc == nil:
+		t.Error("no security context")
+	case sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem:
 		t.Error("container root filesystem is writable")
+	case sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation:
+		t.Error("privilege escalation allowed")
+	case sc.Capabilities == nil || len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL":
+		t.Error("capabilities not all dropped")
+	case psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot || psc.SeccompProfile == nil || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault:
+		t.Error("want runAsNonRoot and the RuntimeDefault seccomp profile")
+	}
+	if lim, req := container.Resources.Limits.Memory(), container.Resources.Requests.Memory(); lim.IsZero() || req.IsZero() || container.Resources.Requests.Cpu().IsZero() {
+		t.Error("want memory requests and limits and a CPU request")
 	}
 }
 
