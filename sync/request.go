@@ -516,12 +516,20 @@ func requestError(err error) error {
 	return &RequestError{Problem: "invalid JSON: " + err.Error()}
 }
 
+// maxPathDepth is how many levels of a JSON path an error message shows.
+const maxPathDepth = 16
+
 // fieldPath renders a JSON pointer as a path a person reads: /parent/metadata/name is
 // parent.metadata.name, /children/Service.v1/web is children["Service.v1"]["web"], and list
 // indexes are [n].
 func fieldPath(p jsontext.Pointer) string {
 	var b strings.Builder
+	depth := 0
 	for tok := range p.Tokens() {
+		if depth++; depth > maxPathDepth {
+			b.WriteString("…") // deeper paths only repeat; keep error messages short
+			break
+		}
 		switch {
 		case tok != "" && strings.Trim(tok, "0123456789") == "":
 			b.WriteString("[" + tok + "]")

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"mime"
 	"net/http"
 	"runtime/debug"
 	"strings"
@@ -126,6 +127,9 @@ func (h *Handler) serveFinalize(w http.ResponseWriter, r *http.Request) error {
 
 func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string) error {
 	start := time.Now()
+	if ct := r.Header.Get("Content-Type"); !jsonContentType(ct) {
+		return &Error{Code: http.StatusUnsupportedMediaType, Message: fmt.Sprintf("content type %q is not supported: send application/json", ct)}
+	}
 	body, release, err := readBody(w, r, h.opts.MaxBodyBytes)
 	defer release()
 	var tooLarge *http.MaxBytesError
@@ -225,6 +229,17 @@ func etagMatches(header, etag string) bool {
 var bodyBuffers = stdsync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 const maxPooledBody = 64 << 10
+
+// jsonContentType accepts what Metacontroller sends (application/json), no content type at all,
+// and application/x-www-form-urlencoded, which is what `curl -d` sends, so that the README's
+// curl examples work as written. The body is parsed as JSON whatever it says.
+func jsonContentType(ct string) bool {
+	if ct == "" {
+		return true
+	}
+	mediaType, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mediaType == "application/json" || mediaType == "application/x-www-form-urlencoded")
+}
 
 // readBody reads a request body of at most limit bytes into a pooled buffer, grown once from
 // Content-Length when the client sent one. Call release when the body is no longer used.
