@@ -110,6 +110,9 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// LogLevel is debug, info, warn or error.
 	LogLevel string
+	// ReadHeaderTimeout bounds how long a client may take to send its headers; a client that
+	// sends them slowly is cut off. It has no flag: tests shorten it.
+	ReadHeaderTimeout time.Duration
 }
 
 // Main is the program: it parses its configuration, listens, serves and shuts down gracefully.
@@ -142,6 +145,8 @@ func NewMain(stderr io.Writer) *Main {
 			ShutdownDelay:   defaultShutdownDelay,
 			ShutdownTimeout: defaultShutdownTimeout,
 			LogLevel:        "info",
+
+			ReadHeaderTimeout: readHeaderTimeout,
 		},
 		stderr: stderr,
 	}
@@ -227,7 +232,7 @@ func (m *Main) Open() error {
 	m.handler = webhook.New(webhook.Options{Logger: m.Logger, MaxBodyBytes: m.Config.MaxBodyBytes, CacheBytes: m.Config.CacheBytes})
 	srv := &http.Server{
 		Handler:           m.handler,
-		ReadHeaderTimeout: readHeaderTimeout,
+		ReadHeaderTimeout: m.Config.ReadHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
 		IdleTimeout:       idleTimeout,

@@ -21,11 +21,11 @@ func TestParseFlags(t *testing.T) {
 		want    Config
 		wantErr string
 	}{
-		{name: "defaults", want: Config{Addr: ":8080", MaxBodyBytes: 4 << 20, CacheBytes: 2 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info"}},
+		{name: "defaults", want: Config{Addr: ":8080", MaxBodyBytes: 4 << 20, CacheBytes: 2 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second}},
 		{name: "environment", env: map[string]string{"ADDR": ":9090", "MAX_BODY_BYTES": "1024", "SHUTDOWN_DELAY": "0s", "SHUTDOWN_TIMEOUT": "3s", "LOG_LEVEL": "debug"},
-			want: Config{Addr: ":9090", MaxBodyBytes: 1024, CacheBytes: 2 << 20, ShutdownTimeout: 3 * time.Second, LogLevel: "debug"}},
+			want: Config{Addr: ":9090", MaxBodyBytes: 1024, CacheBytes: 2 << 20, ShutdownTimeout: 3 * time.Second, LogLevel: "debug", ReadHeaderTimeout: 5 * time.Second}},
 		{name: "flags win over environment", args: []string{"--addr", "127.0.0.1:7000"}, env: map[string]string{"ADDR": ":9090"},
-			want: Config{Addr: "127.0.0.1:7000", MaxBodyBytes: 4 << 20, CacheBytes: 2 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info"}},
+			want: Config{Addr: "127.0.0.1:7000", MaxBodyBytes: 4 << 20, CacheBytes: 2 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second}},
 		{name: "negative delay", args: []string{"--shutdown-delay", "-1s"}, wantErr: "-shutdown-delay must not be negative"},
 		{name: "bad environment value", env: map[string]string{"MAX_BODY_BYTES": "lots"}, wantErr: `environment MAX_BODY_BYTES="lots"`},
 		{name: "non-positive body limit", args: []string{"--max-body-bytes", "0"}, wantErr: "-max-body-bytes must be positive, got 0"},
@@ -59,6 +59,7 @@ func startMain(t *testing.T) (*Main, string) {
 	if err := m.ParseFlags([]string{"--addr", "127.0.0.1:0", "--shutdown-delay", "400ms", "--shutdown-timeout", "5s"}, func(string) string { return "" }); err != nil {
 		t.Fatal(err)
 	}
+	m.Config.ReadHeaderTimeout = 300 * time.Millisecond
 	if err := m.Open(); err != nil {
 		t.Fatal(err)
 	}
@@ -148,5 +149,29 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	if _, err := client.Get(base + "/healthz"); err == nil {
 		t.Error("a new connection was accepted after shutdown")
+	}
+}
+
+// TestSlowHeaders checks that a client sending its headers slowly is cut off after
+// ReadHeaderTimeout, and that the server keeps serving others meanwhile.
+func TestSlowHeaders(t *testing.T) {
+	m, base := startMain(t)
+	conn, err := net.Dial("tcp", m.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	start := time.Now()
+	fmt.Fprint(conn, "POST /sync HTTP/1.1\r\nHost: hook\r\n") // and nothing more
+	if resp, err := http.Get(base + "/healthz"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("another client during the slow one: %v, %v", resp, err)
+	}
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	reply, _ := io.ReadAll(conn) // ends when the server closes the connection
+	if elapsed := time.Since(start); elapsed > 3*time.Second {
+		t.Errorf("connection held %s; want it closed after the 300ms header timeout", elapsed)
+	}
+	if len(reply) > 0 && !strings.HasPrefix(string(reply), "HTTP/1.1 408") {
+		t.Errorf("reply = %q; want nothing or 408", reply)
 	}
 }
