@@ -5,7 +5,7 @@ export GOTOOLCHAIN := go1.27.3
 IMAGE ?= ghcr.io/example/webapp-hook:dev
 FUZZTIME ?= 60s
 
-.PHONY: vuln fuzz-smoke run build verify-generate test e2e kube-binaries fuzz bench bench-smoke load generate image deploy
+.PHONY: soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries fuzz bench bench-smoke load generate image deploy
 
 ## run: serve the hooks on :8080
 run:
@@ -42,6 +42,10 @@ fuzz:
 ## fuzz-smoke: both fuzz targets for 10 s each (CI runs it)
 fuzz-smoke:
 	$(MAKE) fuzz FUZZTIME=10s
+
+## soak: 60 s at full load with every request different; RSS may grow at most 10%
+soak:
+	bash bench/soak.sh
 
 ## vuln: govulncheck against a database built offline from golang.org/x/vulndb (CI runs it)
 vuln:
