@@ -45,6 +45,9 @@ type Options struct {
 	// When it is set, the children built for recent specs are remembered too, within memoBytes
 	// (see sync.Memo). 0 disables both.
 	CacheBytes int
+	// Tokens, when set, are the bearer tokens the hook routes require; a call without one gets
+	// 401. Health checks and metrics stay open.
+	Tokens *TokenFile
 }
 
 // Handler routes hook and health requests. It is safe for concurrent use.
@@ -77,8 +80,8 @@ func New(opts Options) *Handler {
 	r := chi.NewRouter()
 	r.Use(h.recoverPanics)
 	// Hook routes recover inside their instrumentation, so that a panic is counted as a 500.
-	r.Method(http.MethodPost, "/sync", h.metrics.instrument("sync", h.recoverPanics(h.handle(h.serveSync))))
-	r.Method(http.MethodPost, "/finalize", h.metrics.instrument("finalize", h.recoverPanics(h.handle(h.serveFinalize))))
+	r.Method(http.MethodPost, "/sync", h.metrics.instrument("sync", h.requireToken(h.recoverPanics(h.handle(h.serveSync)))))
+	r.Method(http.MethodPost, "/finalize", h.metrics.instrument("finalize", h.requireToken(h.recoverPanics(h.handle(h.serveFinalize)))))
 	r.Get("/healthz", h.serveHealthz)
 	r.Get("/readyz", h.serveReadyz)
 	r.Method(http.MethodGet, "/metrics", h.metrics.serveMetrics())

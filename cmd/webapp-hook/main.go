@@ -28,6 +28,9 @@ const (
 	writeTimeout      = 15 * time.Second
 	idleTimeout       = 120 * time.Second
 	maxHeaderBytes    = 64 << 10
+	// reloadInterval is how often a token file is checked for rotation: a mounted Secret changes
+	// within about a minute of its update, so a few seconds more do not matter.
+	reloadInterval = 5 * time.Second
 	// defaultShutdownDelay covers the time endpoints take to drop a terminating pod, and
 	// defaultShutdownTimeout the drain of in-flight requests after that. Together they stay below
 	// Kubernetes' default terminationGracePeriodSeconds of 30.
@@ -110,9 +113,15 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// LogLevel is debug, info, warn or error.
 	LogLevel string
+	// TokenFile, when set, names a file of bearer tokens (one per line) that hook calls must carry.
+	TokenFile string
+
 	// ReadHeaderTimeout bounds how long a client may take to send its headers; a client that
 	// sends them slowly is cut off. It has no flag: tests shorten it.
 	ReadHeaderTimeout time.Duration
+	// ReloadInterval is how often files named by flags are checked for changes. It has no flag:
+	// tests shorten it.
+	ReloadInterval time.Duration
 }
 
 // Main is the program: it parses its configuration, listens, serves and shuts down gracefully.
@@ -128,6 +137,8 @@ type Main struct {
 	server   *http.Server
 	handler  *webhook.Handler
 	serveErr chan error
+	// stopReload ends the token reloader.
+	stopReload chan struct{}
 
 	showVersion bool
 
@@ -147,6 +158,7 @@ func NewMain(stderr io.Writer) *Main {
 			LogLevel:        "info",
 
 			ReadHeaderTimeout: readHeaderTimeout,
+			ReloadInterval:    reloadInterval,
 		},
 		stderr: stderr,
 	}
@@ -164,6 +176,7 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 	fs.DurationVar(&c.ShutdownDelay, "shutdown-delay", c.ShutdownDelay, "how long to keep serving after SIGTERM with /readyz failing, so endpoints drop the pod first (env SHUTDOWN_DELAY)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long to then drain in-flight requests (env SHUTDOWN_TIMEOUT)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env LOG_LEVEL)")
+	fs.StringVar(&c.TokenFile, "token-file", c.TokenFile, "file of bearer tokens, one per line, that hook calls must carry; re-read when it changes; empty: no authentication (env TOKEN_FILE)")
 
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage:
@@ -224,12 +237,23 @@ func (m *Main) Open() error {
 	if m.Logger == nil {
 		m.Logger = slog.New(slog.NewJSONHandler(m.stderr, nil))
 	}
+	var tokens *webhook.TokenFile
+	if m.Config.TokenFile != "" {
+		var err error
+		if tokens, err = webhook.LoadTokenFile(m.Config.TokenFile); err != nil {
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", m.Config.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)
 	}
 	m.listener = ln
-	m.handler = webhook.New(webhook.Options{Logger: m.Logger, MaxBodyBytes: m.Config.MaxBodyBytes, CacheBytes: m.Config.CacheBytes})
+	m.handler = webhook.New(webhook.Options{Logger: m.Logger, MaxBodyBytes: m.Config.MaxBodyBytes, CacheBytes: m.Config.CacheBytes, Tokens: tokens})
+	m.stopReload = make(chan struct{})
+	if tokens != nil {
+		go m.reloadTokens(tokens)
+	}
 	srv := &http.Server{
 		Handler:           m.handler,
 		ReadHeaderTimeout: m.Config.ReadHeaderTimeout,
@@ -244,6 +268,25 @@ func (m *Main) Open() error {
 	go func() { m.serveErr <- srv.Serve(ln) }()
 	m.Logger.Info("serving", "addr", ln.Addr().String())
 	return nil
+}
+
+// reloadTokens re-reads the token file every ReloadInterval until Close.
+func (m *Main) reloadTokens(tokens *webhook.TokenFile) {
+	tick := time.NewTicker(m.Config.ReloadInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-m.stopReload:
+			return
+		case <-tick.C:
+			switch changed, err := tokens.Reload(); {
+			case err != nil:
+				m.Logger.Error("reload token file; the previous tokens stay in force", "err", err)
+			case changed:
+				m.Logger.Info("token file reloaded", "path", m.Config.TokenFile)
+			}
+		}
+	}
 }
 
 // Addr is the bound listen address; nil before Open.
@@ -280,6 +323,7 @@ func (m *Main) shutdown() error {
 	if m.server == nil {
 		return nil
 	}
+	close(m.stopReload)
 	m.handler.SetReady(false)
 	m.Logger.Info("shutting down", "delay", m.Config.ShutdownDelay.String(), "timeout", m.Config.ShutdownTimeout.String())
 	time.Sleep(m.Config.ShutdownDelay)

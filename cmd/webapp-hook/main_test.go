@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,11 +22,11 @@ func TestParseFlags(t *testing.T) {
 		want    Config
 		wantErr string
 	}{
-		{name: "defaults", want: Config{Addr: ":8080", MaxBodyBytes: 4 << 20, CacheBytes: 2 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second}},
+		{name: "defaults", want: Config{Addr: ":8080", MaxBodyBytes: 4 << 20, CacheBytes: 2 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second}},
 		{name: "environment", env: map[string]string{"ADDR": ":9090", "MAX_BODY_BYTES": "1024", "SHUTDOWN_DELAY": "0s", "SHUTDOWN_TIMEOUT": "3s", "LOG_LEVEL": "debug"},
-			want: Config{Addr: ":9090", MaxBodyBytes: 1024, CacheBytes: 2 << 20, ShutdownTimeout: 3 * time.Second, LogLevel: "debug", ReadHeaderTimeout: 5 * time.Second}},
+			want: Config{Addr: ":9090", MaxBodyBytes: 1024, CacheBytes: 2 << 20, ShutdownTimeout: 3 * time.Second, LogLevel: "debug", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second}},
 		{name: "flags win over environment", args: []string{"--addr", "127.0.0.1:7000"}, env: map[string]string{"ADDR": ":9090"},
-			want: Config{Addr: "127.0.0.1:7000", MaxBodyBytes: 4 << 20, CacheBytes: 2 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second}},
+			want: Config{Addr: "127.0.0.1:7000", MaxBodyBytes: 4 << 20, CacheBytes: 2 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second}},
 		{name: "negative delay", args: []string{"--shutdown-delay", "-1s"}, wantErr: "-shutdown-delay must not be negative"},
 		{name: "bad environment value", env: map[string]string{"MAX_BODY_BYTES": "lots"}, wantErr: `environment MAX_BODY_BYTES="lots"`},
 		{name: "non-positive body limit", args: []string{"--max-body-bytes", "0"}, wantErr: "-max-body-bytes must be positive, got 0"},
@@ -173,5 +174,65 @@ func TestSlowHeaders(t *testing.T) {
 	}
 	if len(reply) > 0 && !strings.HasPrefix(string(reply), "HTTP/1.1 408") {
 		t.Errorf("reply = %q; want nothing or 408", reply)
+	}
+}
+
+// TestTokenFile starts the real server with --token-file: a hook call needs a listed token, and a
+// rotated file is picked up without a restart.
+func TestTokenFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(path, []byte("old-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := NewMain(io.Discard)
+	if err := m.ParseFlags([]string{"--addr", "127.0.0.1:0", "--token-file", path, "--shutdown-delay", "0s"}, func(string) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	m.Config.ReloadInterval = 20 * time.Millisecond
+	if err := m.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	body, err := os.ReadFile("../../examples/create.request.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(token string) int {
+		req, _ := http.NewRequest("POST", "http://"+m.Addr().String()+"/sync", bytes.NewReader(body))
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := call(""); got != 401 {
+		t.Errorf("no token: %d; want 401", got)
+	}
+	if got := call("old-token"); got != 200 {
+		t.Errorf("listed token: %d; want 200", got)
+	}
+	if err := os.WriteFile(path, []byte("new-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(path, time.Now().Add(time.Minute), time.Now().Add(time.Minute))
+	deadline := time.Now().Add(3 * time.Second)
+	for call("new-token") != 200 {
+		if time.Now().After(deadline) {
+			t.Fatal("the rotated token was not accepted within 3s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := call("old-token"); got != 401 {
+		t.Errorf("rotated-out token: %d; want 401", got)
+	}
+	missing := NewMain(io.Discard)
+	missing.ParseFlags([]string{"--addr", "127.0.0.1:0", "--token-file", path + ".missing"}, func(string) string { return "" })
+	if err := missing.Open(); err == nil {
+		missing.Close()
+		t.Error("Open with a missing token file succeeded; want an error, never an open hook")
 	}
 }
