@@ -48,6 +48,9 @@ type Options struct {
 	// Tokens, when set, are the bearer tokens the hook routes require; a call without one gets
 	// 401. Health checks and metrics stay open.
 	Tokens *TokenFile
+	// RequireClientCert makes the hook routes answer 401 unless the TLS connection presented a
+	// verified client certificate (see TLSFiles). Health checks and metrics stay open.
+	RequireClientCert bool
 }
 
 // Handler routes hook and health requests. It is safe for concurrent use.
@@ -80,8 +83,8 @@ func New(opts Options) *Handler {
 	r := chi.NewRouter()
 	r.Use(h.recoverPanics)
 	// Hook routes recover inside their instrumentation, so that a panic is counted as a 500.
-	r.Method(http.MethodPost, "/sync", h.metrics.instrument("sync", h.requireToken(h.recoverPanics(h.handle(h.serveSync)))))
-	r.Method(http.MethodPost, "/finalize", h.metrics.instrument("finalize", h.requireToken(h.recoverPanics(h.handle(h.serveFinalize)))))
+	r.Method(http.MethodPost, "/sync", h.metrics.instrument("sync", h.requireClientCert(h.requireToken(h.recoverPanics(h.handle(h.serveSync))))))
+	r.Method(http.MethodPost, "/finalize", h.metrics.instrument("finalize", h.requireClientCert(h.requireToken(h.recoverPanics(h.handle(h.serveFinalize))))))
 	r.Get("/healthz", h.serveHealthz)
 	r.Get("/readyz", h.serveReadyz)
 	r.Method(http.MethodGet, "/metrics", h.metrics.serveMetrics())

@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -115,6 +116,9 @@ type Config struct {
 	LogLevel string
 	// TokenFile, when set, names a file of bearer tokens (one per line) that hook calls must carry.
 	TokenFile string
+	// TLSCertFile and TLSKeyFile, set together, serve HTTPS; ClientCAFile, which needs them,
+	// makes hook calls present a client certificate signed by that CA.
+	TLSCertFile, TLSKeyFile, ClientCAFile string
 
 	// ReadHeaderTimeout bounds how long a client may take to send its headers; a client that
 	// sends them slowly is cut off. It has no flag: tests shorten it.
@@ -176,6 +180,9 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 	fs.DurationVar(&c.ShutdownDelay, "shutdown-delay", c.ShutdownDelay, "how long to keep serving after SIGTERM with /readyz failing, so endpoints drop the pod first (env SHUTDOWN_DELAY)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long to then drain in-flight requests (env SHUTDOWN_TIMEOUT)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env LOG_LEVEL)")
+	fs.StringVar(&c.TLSCertFile, "tls-cert-file", c.TLSCertFile, "PEM certificate (chain) to serve HTTPS with; re-read when it changes (env TLS_CERT_FILE)")
+	fs.StringVar(&c.TLSKeyFile, "tls-key-file", c.TLSKeyFile, "PEM private key of --tls-cert-file (env TLS_KEY_FILE)")
+	fs.StringVar(&c.ClientCAFile, "client-ca-file", c.ClientCAFile, "PEM CA bundle; hook calls must present a client certificate it signed (mTLS); needs TLS (env CLIENT_CA_FILE)")
 	fs.StringVar(&c.TokenFile, "token-file", c.TokenFile, "file of bearer tokens, one per line, that hook calls must carry; re-read when it changes; empty: no authentication (env TOKEN_FILE)")
 
 	fs.Usage = func() {
@@ -214,6 +221,12 @@ Flags:
 	if c.MaxBodyBytes <= 0 {
 		return fmt.Errorf("-max-body-bytes must be positive, got %d", c.MaxBodyBytes)
 	}
+	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
+		return fmt.Errorf("-tls-cert-file and -tls-key-file go together")
+	}
+	if c.ClientCAFile != "" && c.TLSCertFile == "" {
+		return fmt.Errorf("-client-ca-file needs -tls-cert-file and -tls-key-file")
+	}
 	if c.CacheBytes < 0 {
 		return fmt.Errorf("-cache-bytes must not be negative, got %d", c.CacheBytes)
 	}
@@ -244,15 +257,31 @@ func (m *Main) Open() error {
 			return err
 		}
 	}
+	var tlsFiles *webhook.TLSFiles
+	if m.Config.TLSCertFile != "" {
+		var err error
+		if tlsFiles, err = webhook.LoadTLSFiles(m.Config.TLSCertFile, m.Config.TLSKeyFile, m.Config.ClientCAFile); err != nil {
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", m.Config.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)
 	}
+	if tlsFiles != nil {
+		ln = tls.NewListener(ln, tlsFiles.Config())
+	}
 	m.listener = ln
-	m.handler = webhook.New(webhook.Options{Logger: m.Logger, MaxBodyBytes: m.Config.MaxBodyBytes, CacheBytes: m.Config.CacheBytes, Tokens: tokens})
+	m.handler = webhook.New(webhook.Options{
+		Logger:            m.Logger,
+		MaxBodyBytes:      m.Config.MaxBodyBytes,
+		CacheBytes:        m.Config.CacheBytes,
+		Tokens:            tokens,
+		RequireClientCert: tlsFiles != nil && tlsFiles.VerifiesClients(),
+	})
 	m.stopReload = make(chan struct{})
-	if tokens != nil {
-		go m.reloadTokens(tokens)
+	if tokens != nil || tlsFiles != nil {
+		go m.reload(tokens, tlsFiles)
 	}
 	srv := &http.Server{
 		Handler:           m.handler,
@@ -270,8 +299,16 @@ func (m *Main) Open() error {
 	return nil
 }
 
-// reloadTokens re-reads the token file every ReloadInterval until Close.
-func (m *Main) reloadTokens(tokens *webhook.TokenFile) {
+// reload re-reads the token and TLS files every ReloadInterval until Close; either may be nil.
+func (m *Main) reload(tokens *webhook.TokenFile, tlsFiles *webhook.TLSFiles) {
+	type reloader interface{ Reload() (bool, error) }
+	var files []reloader
+	if tokens != nil {
+		files = append(files, tokens)
+	}
+	if tlsFiles != nil {
+		files = append(files, tlsFiles)
+	}
 	tick := time.NewTicker(m.Config.ReloadInterval)
 	defer tick.Stop()
 	for {
@@ -279,11 +316,13 @@ func (m *Main) reloadTokens(tokens *webhook.TokenFile) {
 		case <-m.stopReload:
 			return
 		case <-tick.C:
-			switch changed, err := tokens.Reload(); {
-			case err != nil:
-				m.Logger.Error("reload token file; the previous tokens stay in force", "err", err)
-			case changed:
-				m.Logger.Info("token file reloaded", "path", m.Config.TokenFile)
+			for _, f := range files {
+				switch changed, err := f.Reload(); {
+				case err != nil:
+					m.Logger.Error("reload; the previous files stay in force", "err", err)
+				case changed:
+					m.Logger.Info("reloaded", "files", fmt.Sprintf("%T", f))
+				}
 			}
 		}
 	}
