@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -262,7 +263,8 @@ func TestCRD(t *testing.T) {
 	})
 }
 
-// TestManifests dry-runs every manifest under metacontroller/ against the real apiserver.
+// TestManifests dry-runs every manifest under metacontroller/base against the real apiserver,
+// and every object the secure overlay renders to (with kubectl kustomize, when kubectl is there).
 func TestManifests(t *testing.T) {
 	requireCluster(t)
 	if _, err := client.create(obj{"apiVersion": "v1", "kind": "Namespace", "metadata": obj{"name": "webapp-system"}}); err != nil {
@@ -270,7 +272,22 @@ func TestManifests(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	files, _ := filepath.Glob("../metacontroller/*.yaml")
+	dryRun := func(t *testing.T, source string, docs []obj) {
+		for _, d := range docs {
+			apiVersion, kind, _, name := identity(d)
+			t.Run(source+"/"+kind+"/"+name, func(t *testing.T) {
+				if strings.HasPrefix(apiVersion, "metacontroller.k8s.io/") {
+					if _, err := os.Stat(metacontrollerCRDs); err != nil {
+						t.Skip("no " + metacontrollerCRDs + " beside the checkout: Metacontroller's CRDs are shared material, not part of the repository")
+					}
+				}
+				if _, err := client.apply(d, "webapp-e2e", true); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}
+	files, _ := filepath.Glob("../metacontroller/base/*.yaml")
 	for _, f := range files {
 		if filepath.Base(f) == "kustomization.yaml" {
 			continue
@@ -283,20 +300,22 @@ func TestManifests(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, d := range docs {
-			apiVersion, kind, _, name := identity(d)
-			t.Run(filepath.Base(f)+"/"+kind+"/"+name, func(t *testing.T) {
-				if strings.HasPrefix(apiVersion, "metacontroller.k8s.io/") {
-					if _, err := os.Stat(metacontrollerCRDs); err != nil {
-						t.Skip("no " + metacontrollerCRDs + " beside the checkout: Metacontroller's CRDs are shared material, not part of the repository")
-					}
-				}
-				if _, err := client.apply(d, "webapp-e2e", true); err != nil {
-					t.Error(err)
-				}
-			})
-		}
+		dryRun(t, filepath.Base(f), docs)
 	}
+	t.Run("secure overlay", func(t *testing.T) {
+		if _, err := exec.LookPath("kubectl"); err != nil {
+			t.Skip("no kubectl to render metacontroller/secure with kustomize")
+		}
+		out, err := exec.Command("kubectl", "kustomize", "../metacontroller/secure").Output()
+		if err != nil {
+			t.Fatalf("kubectl kustomize: %v", err)
+		}
+		docs, err := yamlDocs(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dryRun(t, "secure", docs)
+	})
 }
 
 // TestAnswers sends every golden answer of the sync and finalize tables, and every example's

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -20,7 +19,7 @@ import (
 // manifests reads every YAML document under metacontroller/, by kind.
 func manifests(t *testing.T) map[string][][]byte {
 	t.Helper()
-	files, err := filepath.Glob("../../metacontroller/*.yaml")
+	files, err := filepath.Glob("../../metacontroller/base/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no manifests: %v", err)
 	}
@@ -199,27 +198,37 @@ func TestManifests(t *testing.T) {
 	}
 }
 
-// TestKustomization checks that kustomization.yaml lists every manifest beside it and the CRD.
+// TestKustomization checks that the base kustomization lists every manifest beside it and the
+// CRD, and that metacontroller/ and the secure overlay build on that base.
 func TestKustomization(t *testing.T) {
-	b, err := os.ReadFile("../../metacontroller/kustomization.yaml")
-	if err != nil {
-		t.Fatal(err)
+	read := func(path string) (k struct{ Resources []string }) {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := yaml.Unmarshal(b, &k); err != nil {
+			t.Fatal(err)
+		}
+		return k
 	}
-	var k struct{ Resources []string }
-	if err := yaml.Unmarshal(b, &k); err != nil {
-		t.Fatal(err)
-	}
-	files, _ := filepath.Glob("../../metacontroller/*.yaml")
-	want := []string{"../crds"}
+	files, _ := filepath.Glob("../../metacontroller/base/*.yaml")
+	want := []string{"../../crds"}
 	for _, f := range files {
-		if base := filepath.Base(f); base != "kustomization.yaml" && !strings.HasPrefix(base, ".") {
+		if base := filepath.Base(f); base != "kustomization.yaml" {
 			want = append(want, base)
 		}
 	}
-	got := slices.Clone(k.Resources)
+	got := slices.Clone(read("../../metacontroller/base/kustomization.yaml").Resources)
 	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
-		t.Errorf("resources = %v; want %v", got, want)
+		t.Errorf("base resources = %v; want %v", got, want)
+	}
+	if got := read("../../metacontroller/kustomization.yaml").Resources; !slices.Equal(got, []string{"base"}) {
+		t.Errorf("metacontroller/ resources = %v; want [base]", got)
+	}
+	if got := read("../../metacontroller/secure/kustomization.yaml").Resources; !slices.Equal(got, []string{"../base"}) {
+		t.Errorf("secure overlay resources = %v; want [../base]", got)
 	}
 }
