@@ -474,6 +474,12 @@ func FuzzHandler(f *testing.F) {
 			if err != nil {
 				t.Fatalf("200 for a request that does not decode: %v", err)
 			}
+			strict := json.NewDecoder(bytes.NewReader(out))
+			strict.DisallowUnknownFields() // only the fields Metacontroller's strict decoding accepts
+			var mc metacontrollerResponse
+			if err := strict.Decode(&mc); err != nil {
+				t.Fatalf("200 with a body Metacontroller would refuse: %v\n%s", err, out)
+			}
 			var resp sync.Response
 			if err := json.Unmarshal(out, &resp); err != nil {
 				t.Fatalf("200 with a body that is not a response: %v", err)
