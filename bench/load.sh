@@ -15,23 +15,14 @@
 # <= 2x the limit's, peak RSS <= 20 MiB, no errors.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh
 
-# Go 1.26.8 ships known vulnerabilities in net/http and crypto/tls; go1.27.3 fixes them.
-export GOTOOLCHAIN=go1.27.3
-
-shared=../shared/fixtures/metacontroller-4.17.2/v1/03-three-available.sync.json
-default_body=webhook/testdata/large.request.json
-[ -f "$shared" ] && default_body=$shared
 BODY=${1:-$default_body}
 CONNS=${CONNS:-16}
 THREADS=${THREADS:-2}
 DURATION=${DURATION:-10s}
 WARMUP=${WARMUP:-2s}
 
-if ! command -v wrk >/dev/null; then
-  echo "installing wrk from Debian's packages" >&2
-  apt-get update -qq && apt-get install -y -qq wrk >/dev/null
-fi
 
 work=$(mktemp -d)
 pids=()
@@ -102,7 +93,7 @@ LUA
 run() {
   local name=$1; shift
   local addr
-  addr=127.0.0.1:$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  addr=$(free_addr)
   "${@/ADDR/$addr}" > "$work/$name.out" 2> "$work/$name.err" &
   local pid=$!
   pids+=("$pid")

@@ -6,22 +6,13 @@
 #   bench/soak.sh [REQUEST.json]       DURATION=60s WARMUP=10s CONNS=16 bench/soak.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh
 
-# Go 1.26.8 ships known vulnerabilities in net/http and crypto/tls; go1.27.3 fixes them.
-export GOTOOLCHAIN=go1.27.3
-
-shared=../shared/fixtures/metacontroller-4.17.2/v1/03-three-available.sync.json
-default_body=webhook/testdata/large.request.json
-[ -f "$shared" ] && default_body=$shared
 BODY=${1:-$default_body}
 DURATION=${DURATION:-60s}
 WARMUP=${WARMUP:-10s}
 CONNS=${CONNS:-16}
 
-if ! command -v wrk >/dev/null; then
-  echo "installing wrk from Debian's packages" >&2
-  apt-get update -qq && apt-get install -y -qq wrk >/dev/null
-fi
 
 work=$(mktemp -d)
 pid=
@@ -29,7 +20,7 @@ cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null || true; 
 trap cleanup EXIT
 
 CGO_ENABLED=0 go build -o "$work/webapp-hook" ./cmd/webapp-hook
-addr=127.0.0.1:$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+addr=$(free_addr)
 "$work/webapp-hook" --addr "$addr" --log-level warn 2> "$work/hook.err" &
 pid=$!
 for _ in $(seq 100); do curl -s -o /dev/null "http://$addr/healthz" && break; sleep 0.05; done

@@ -275,14 +275,8 @@ func TestRealRequests(t *testing.T) {
 // FuzzDecide decodes arbitrary requests and holds both answers to the hook contract. Seeds are the
 // examples and, when present, Metacontroller's real requests.
 func FuzzDecide(f *testing.F) {
-	files, _ := filepath.Glob("../examples/*.request.json")
-	fixtures, _ := filepath.Glob("../../shared/fixtures/*/*/*.json")
-	for _, file := range append(files, fixtures...) {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
+	for _, r := range requestFiles(f, "*.json") {
+		f.Add(r.body)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, err := sync.DecodeRequest(body)
@@ -307,20 +301,10 @@ func FuzzDecide(f *testing.F) {
 // TestMemo checks that remembering built children changes no answer: every example and real
 // request gets byte for byte what Sync gives, from a fresh Memo and again once remembered.
 func TestMemo(t *testing.T) {
-	files, _ := filepath.Glob("../examples/*.request.json")
-	fixtures, _ := filepath.Glob("../../shared/fixtures/*/*/*.sync.json")
-	files = append(files, fixtures...)
 	memo := sync.NewMemo(16 << 10) // small, so that it also starts afresh along the way
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			body, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			req, err := sync.DecodeRequest(body)
-			if err != nil {
-				t.Fatal(err)
-			}
+	for _, r := range requestFiles(t, "*.sync.json") {
+		t.Run(filepath.Base(r.file), func(t *testing.T) {
+			req := r.decode(t)
 			want := asJSON(t, sync.Sync(req, now))
 			for i := range 2 {
 				if got := asJSON(t, memo.Sync(req, now)); got != want {
@@ -351,17 +335,8 @@ func TestMemo(t *testing.T) {
 // TestAppendJSON checks that Response.AppendJSON writes exactly what json.Marshal writes, for every
 // example, every real request, and a sync and a finalize answer of each.
 func TestAppendJSON(t *testing.T) {
-	files, _ := filepath.Glob("../examples/*.request.json")
-	fixtures, _ := filepath.Glob("../../shared/fixtures/*/*/*.json")
-	for _, file := range append(files, fixtures...) {
-		body, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req, err := sync.DecodeRequest(body)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, r := range requestFiles(t, "*.json") {
+		req, file := r.decode(t), r.file
 		for name, resp := range map[string]sync.Response{"sync": sync.Sync(req, now), "finalize": sync.Finalize(req, now)} {
 			want, err := json.Marshal(resp)
 			if err != nil {
@@ -376,4 +351,36 @@ func TestAppendJSON(t *testing.T) {
 			}
 		}
 	}
+}
+
+// requestFile is one request body kept on disk.
+type requestFile struct {
+	file string
+	body []byte
+}
+
+// requestFiles reads every request in examples/ and, when the shared folder is beside the
+// checkout, the real Metacontroller requests whose names match fixturePattern.
+func requestFiles(t testing.TB, fixturePattern string) []requestFile {
+	t.Helper()
+	files, _ := filepath.Glob("../examples/*.request.json")
+	fixtures, _ := filepath.Glob("../../shared/fixtures/*/*/" + fixturePattern)
+	var out []requestFile
+	for _, file := range append(files, fixtures...) {
+		body, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, requestFile{file, body})
+	}
+	return out
+}
+
+func (r requestFile) decode(t *testing.T) *sync.Request {
+	t.Helper()
+	req, err := sync.DecodeRequest(r.body)
+	if err != nil {
+		t.Fatalf("%s: %v", r.file, err)
+	}
+	return req
 }

@@ -1,0 +1,21 @@
+# Shared by bench/load.sh and bench/soak.sh: the toolchain, the default request, wrk, free ports.
+# Source it from the repository root.
+
+# Go 1.26.8 ships known vulnerabilities in net/http and crypto/tls; go1.27.3 fixes them.
+export GOTOOLCHAIN=go1.27.3
+
+# default_body is Metacontroller's real 10.5 KB request for a Ready WebApp when ../shared is
+# beside the checkout, else the recorded one in webhook/testdata.
+default_body=webhook/testdata/large.request.json
+shared_body=../shared/fixtures/metacontroller-4.17.2/v1/03-three-available.sync.json
+[ -f "$shared_body" ] && default_body=$shared_body
+
+if ! command -v wrk >/dev/null; then
+  echo "installing wrk from Debian's packages" >&2
+  apt-get update -qq && apt-get install -y -qq wrk >/dev/null
+fi
+
+# free_addr prints a free loopback address.
+free_addr() {
+  echo "127.0.0.1:$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+}
