@@ -11,8 +11,8 @@ import (
 // CheckResponse reports the first way resp breaks the hook contract for req, or nil. Tests, fuzz
 // targets and the end-to-end suite hold every answer to it:
 //   - every child has apiVersion, kind, metadata.name and metadata.namespace, and appears once;
-//   - outside finalize, no observed child is dropped unless the spec is valid and the child is a
-//     Deployment or Service the spec no longer asks for (a removed port deletes the Service);
+//   - outside finalize, no observed child is dropped, but for the WebApp's own Service when a valid
+//     spec has no port (removing the port deletes the Service);
 //   - finalized is set only by finalize, and is true only when no child is observed;
 //   - the status has a known phase and exactly one Ready condition that agrees with ready.
 func CheckResponse(req *Request, resp Response) error {
@@ -40,10 +40,11 @@ func CheckResponse(req *Request, resp Response) error {
 		if resp.Finalized != nil {
 			return fmt.Errorf("finalized is set in a sync answer")
 		}
-		specValid := specError(&req.Parent) == nil
+		p := &req.Parent
+		portRemoved := specError(p) == nil && p.Spec.Port == nil
 		for i := range req.Children {
 			c := &req.Children[i]
-			mayDrop := specValid && (c.isDeployment() || c.isService())
+			mayDrop := portRemoved && c.isService() && owned(c, p)
 			if !mayDrop && !seen[childID(c.APIVersion, c.Kind, c.Namespace, c.Name)] {
 				return fmt.Errorf("observed %s %s/%s is missing from the answer, so Metacontroller would delete it", c.Kind, c.Namespace, c.Name)
 			}

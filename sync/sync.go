@@ -67,9 +67,10 @@ func (r *Response) AppendJSON(b []byte) ([]byte, error) {
 // observed children only. now stamps the Ready condition's lastTransitionTime when its status changes.
 //
 // With an invalid spec it returns phase Invalid and every observed child unchanged, so nothing
-// running is deleted or altered. Children of kinds the hook does not manage are also kept unchanged:
-// deleting what it does not understand is never the hook's call. With a valid spec, a Service is
-// desired only when spec.port is set, so removing the port deletes the Service.
+// running is deleted or altered. Children the hook does not build (other kinds, or a Deployment or
+// Service with another name) are also kept unchanged: deleting what it does not understand is
+// never the hook's call. With a valid spec, the Service is desired only when spec.port is set, so
+// removing the port deletes the Service; that is the only child a sync ever lets go.
 func Sync(req *Request, now time.Time) Response { return decideSync(nil, req, now) }
 
 func decideSync(m *Memo, req *Request, now time.Time) Response {
@@ -92,8 +93,7 @@ func decideSync(m *Memo, req *Request, now time.Time) Response {
 		children = append(children, b.service)
 	}
 	for i := range req.Children {
-		c := &req.Children[i]
-		if !c.isDeployment() && !c.isService() {
+		if c := &req.Children[i]; !owned(c, p) {
 			children = append(children, keptForm(c))
 		}
 	}
@@ -167,6 +167,12 @@ func Finalize(req *Request, now time.Time) Response {
 		resp.ResyncAfterSeconds = FinalizeResyncSeconds
 	}
 	return resp
+}
+
+// owned reports whether a child is one the hook builds for p: its Deployment or its Service. Those
+// are answered from the spec; every other child is kept as it is.
+func owned(c *Child, p *Parent) bool {
+	return (c.isDeployment() || c.isService()) && c.Name == p.Name && c.Namespace == p.Namespace
 }
 
 // specError is why the WebApp cannot be built, or nil: every problem of the spec and the name.

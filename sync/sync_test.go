@@ -228,6 +228,7 @@ func TestSyncChildren(t *testing.T) {
 		}
 	})
 	svc := desiredFor(t, webapp())["Service"]
+	other := desiredFor(t, webapp(func(p *sync.Parent) { p.Name = "other" }))["Deployment"]
 	configMap := decodeChild(t, map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": "extra", "namespace": "default", "uid": "u1"},
@@ -246,6 +247,7 @@ func TestSyncChildren(t *testing.T) {
 		{name: "no port: Deployment only", parent: noPort, wantNames: []string{"Deployment/hello"}},
 		{name: "port removed: the observed Service is deleted", parent: noPort, children: []sync.Child{observe(t, svc, 1, nil)}, wantNames: []string{"Deployment/hello"}, wantURL: "http://hello.default.svc"},
 		{name: "unknown kinds are kept", parent: webapp(), children: []sync.Child{configMap}, wantNames: []string{"ConfigMap/extra", "Deployment/hello", "Service/hello"}},
+		{name: "a Deployment with another name is kept", parent: webapp(), children: []sync.Child{observe(t, other, 1, nil)}, wantNames: []string{"Deployment/hello", "Deployment/other", "Service/hello"}},
 		{name: "every optional field", parent: full, wantNames: []string{"Deployment/hello", "Service/hello"}},
 		{name: "a dotted name is fine without a Service", parent: webapp(func(p *sync.Parent) { p.Name = "my.app"; p.Spec.Port = nil }), wantNames: []string{"Deployment/my.app"}},
 	}

@@ -141,8 +141,9 @@ type Main struct {
 	server   *http.Server
 	handler  *webhook.Handler
 	serveErr chan error
-	// stopReload ends the token reloader.
-	stopReload chan struct{}
+	// stopReload ends the reload goroutine, through stopReloading.
+	stopReload     chan struct{}
+	stopReloadOnce sync.Once
 
 	showVersion bool
 
@@ -299,6 +300,11 @@ func (m *Main) Open() error {
 	return nil
 }
 
+// stopReloading ends the reload goroutine; it may be called more than once.
+func (m *Main) stopReloading() {
+	m.stopReloadOnce.Do(func() { close(m.stopReload) })
+}
+
 // reload re-reads the token and TLS files every ReloadInterval until Close; either may be nil.
 func (m *Main) reload(tokens *webhook.TokenFile, tlsFiles *webhook.TLSFiles) {
 	type reloader interface{ Reload() (bool, error) }
@@ -345,6 +351,7 @@ func (m *Main) Run(ctx context.Context) error {
 	case <-ctx.Done():
 		return m.Close()
 	case err := <-m.serveErr:
+		m.stopReloading()
 		return fmt.Errorf("serve: %w", err)
 	}
 }
@@ -362,7 +369,7 @@ func (m *Main) shutdown() error {
 	if m.server == nil {
 		return nil
 	}
-	close(m.stopReload)
+	m.stopReloading()
 	m.handler.SetReady(false)
 	m.Logger.Info("shutting down", "delay", m.Config.ShutdownDelay.String(), "timeout", m.Config.ShutdownTimeout.String())
 	time.Sleep(m.Config.ShutdownDelay)
