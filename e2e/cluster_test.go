@@ -10,7 +10,6 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -100,11 +99,9 @@ func startControlPlane(ctx context.Context, bin string) (cp *controlPlane, err e
 	); err != nil {
 		return cp, err
 	}
-	hc := insecureLoopbackClient()
 	if err := waitHTTP(ctx, cp.server+"/readyz", map[string]string{"Authorization": "Bearer " + cp.token}, 90*time.Second); err != nil {
 		return cp, fmt.Errorf("kube-apiserver: %w\n%s", err, cp.tail("kube-apiserver"))
 	}
-	_ = hc
 
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	if err := os.WriteFile(kubeconfig, []byte(cp.kubeconfig()), 0o600); err != nil {
@@ -316,5 +313,3 @@ func binaries() (string, error) {
 	}
 	return bin, nil
 }
-
-var errSkip = errors.New("skip")

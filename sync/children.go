@@ -55,20 +55,21 @@ func labelsFor(name string) map[string]string {
 	}
 }
 
-// podLabels returns the Deployment selector and the pod labels. Normally both are labelsFor(name).
+// podLabels returns the WebApp's labels, the Deployment selector and the pod labels. Normally all
+// three are the one labelsFor(name) map.
 // A Deployment's selector is immutable, so when the observed one has a different selector (it was
 // adopted, or made by an older hook) that selector is kept and its matchLabels are added to the pod
 // labels, which must match it. The Service selects the pod labels, so it always finds the pods.
-func podLabels(p *Parent, observed *Child) (*metav1.LabelSelector, map[string]string) {
-	labels := labelsFor(p.Name)
-	selector := &metav1.LabelSelector{MatchLabels: labels}
+func podLabels(p *Parent, observed *Child) (labels map[string]string, selector *metav1.LabelSelector, pods map[string]string) {
+	labels = labelsFor(p.Name)
+	selector = &metav1.LabelSelector{MatchLabels: labels}
 	if observed == nil || observed.Deployment.Selector == nil || sameSelector(observed.Deployment.Selector, labels) {
-		return selector, labels
+		return labels, selector, labels
 	}
 	merged := make(map[string]string, len(labels)+len(observed.Deployment.Selector.MatchLabels))
 	maps.Copy(merged, labels)
 	maps.Copy(merged, observed.Deployment.Selector.MatchLabels)
-	return observed.Deployment.Selector, merged
+	return labels, observed.Deployment.Selector, merged
 }
 
 // sameSelector reports whether a selector is exactly matchLabels: labels.
@@ -77,7 +78,7 @@ func sameSelector(s *metav1.LabelSelector, labels map[string]string) bool {
 }
 
 // desiredDeployment builds the Deployment for a valid spec, in apply form, and the hash of its spec.
-func desiredDeployment(p *Parent, selector *metav1.LabelSelector, pods map[string]string) (Object, string) {
+func desiredDeployment(p *Parent, labels map[string]string, selector *metav1.LabelSelector, pods map[string]string) (Object, string) {
 	container := corev1.Container{
 		Name:  ContainerName,
 		Image: p.Spec.Image,
@@ -91,7 +92,7 @@ func desiredDeployment(p *Parent, selector *metav1.LabelSelector, pods map[strin
 	}
 	d := appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labelsFor(p.Name)},
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: p.Spec.Replicas,
 			Selector: selector,
@@ -118,10 +119,10 @@ type applyObject struct {
 
 // desiredService builds the ClusterIP Service that exposes spec.port on ServicePort, selecting
 // the pod labels. Call it only when Port is set.
-func desiredService(p *Parent, pods map[string]string) Object {
+func desiredService(p *Parent, labels, pods map[string]string) Object {
 	s := corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labelsFor(p.Name)},
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
 			Selector: pods,

@@ -49,9 +49,9 @@ func (m *Memo) Sync(req *Request, now time.Time) Response { return decideSync(m,
 
 // build validates the spec and builds the children, or returns what m remembers of it.
 func (m *Memo) build(p *Parent, dep *Child) *built {
-	selector, pods := podLabels(p, dep)
+	labels, selector, pods := podLabels(p, dep)
 	if m == nil || p.specRaw == nil || len(selector.MatchExpressions) > 0 {
-		return buildChildren(p, selector, pods)
+		return buildChildren(p, labels, selector, pods)
 	}
 	key := m.key(p, selector)
 	m.mu.Lock()
@@ -60,7 +60,7 @@ func (m *Memo) build(p *Parent, dep *Child) *built {
 	if ok {
 		return b
 	}
-	b = buildChildren(p, selector, pods)
+	b = buildChildren(p, labels, selector, pods)
 	size := len(b.deployment) + len(b.service) + 256 // the entry and its key, roughly
 	if size > m.maxBytes/4 {
 		return b
@@ -101,14 +101,14 @@ func (m *Memo) key(p *Parent, selector *metav1.LabelSelector) memoKey {
 	return memoKey{k[0], k[1]}
 }
 
-func buildChildren(p *Parent, selector *metav1.LabelSelector, pods map[string]string) *built {
+func buildChildren(p *Parent, labels map[string]string, selector *metav1.LabelSelector, pods map[string]string) *built {
 	if err := specError(p); err != nil {
 		return &built{err: err}
 	}
 	b := &built{}
-	b.deployment, b.hash = desiredDeployment(p, selector, pods)
+	b.deployment, b.hash = desiredDeployment(p, labels, selector, pods)
 	if p.Spec.Port != nil {
-		b.service = desiredService(p, pods)
+		b.service = desiredService(p, labels, pods)
 	}
 	return b
 }

@@ -258,10 +258,13 @@ func (w *wireChild) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return nil
 }
 
-// memberPath appends a member name to a path as fieldPath renders it.
+// memberPath joins two parts of a field path with a dot; either may be empty.
 func memberPath(path, name string) string {
-	if path == "" {
+	switch {
+	case path == "":
 		return name
+	case name == "":
+		return path
 	}
 	return path + "." + name
 }
@@ -393,7 +396,7 @@ func decodeChildren(dec *jsontext.Decoder, body []byte, req *Request) error {
 			c, err := newChild(&w, raw)
 			if err != nil {
 				path := dec.StackPointer()
-				return &RequestError{Field: fieldPath(path) + prefixDot(err.Field), Problem: err.Problem}
+				return &RequestError{Field: memberPath(fieldPath(path), err.Field), Problem: err.Problem}
 			}
 			// The same object twice (a repeated key) is one child: the last one read wins.
 			if i, ok := seen[c.identity()]; ok {
@@ -465,7 +468,7 @@ func decodeField(raw jsontext.Value, name string, v any) error {
 	err := requestError(jsonv2.Unmarshal(raw, v, repeatedNames))
 	var re *RequestError
 	if errors.As(err, &re) {
-		re.Field = name + prefixDot(re.Field)
+		re.Field = memberPath(name, re.Field)
 	}
 	return err
 }
@@ -583,13 +586,6 @@ func goTypeName(t reflect.Type) string {
 		return "number"
 	}
 	return t.Kind().String()
-}
-
-func prefixDot(field string) string {
-	if field == "" {
-		return ""
-	}
-	return "." + field
 }
 
 // decodeSpec decodes parent.spec field by field, so that a problem names its field and never
