@@ -21,7 +21,7 @@ import (
 	"time"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
-	"github.com/example/webapp-operator/sync"
+	"github.com/example/webapp-operator/hooktest"
 	"github.com/example/webapp-operator/webhook"
 )
 
@@ -380,7 +380,7 @@ func canonical(t *testing.T, v any) string {
 }
 
 // call sends one hook request, built from observed objects with v2 keys, to the real handler.
-func call(t *testing.T, path string, parent obj, children []obj) sync.Response {
+func call(t *testing.T, path string, parent obj, children []obj) hooktest.Answer {
 	t.Helper()
 	groups := map[string]map[string]obj{"Deployment.apps/v1": {}, "Service.v1": {}}
 	for _, c := range children {
@@ -405,25 +405,11 @@ func call(t *testing.T, path string, parent obj, children []obj) sync.Response {
 	if resp.StatusCode != 200 {
 		t.Fatalf("%s = %d %s", path, resp.StatusCode, out)
 	}
-	var answer sync.Response
+	var answer hooktest.Answer
 	if err := json.Unmarshal(out, &answer); err != nil {
 		t.Fatal(err)
 	}
 	return answer
-}
-
-// decodeAll decodes the children of an answer.
-func decodeAll(t *testing.T, children []sync.Object) []obj {
-	t.Helper()
-	out := make([]obj, len(children))
-	for i, c := range children {
-		o, err := decode(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[i] = o
-	}
-	return out
 }
 
 // observed returns the WebApp and its children as they are now.
@@ -448,12 +434,12 @@ func observed(t *testing.T, namespace, name string) (obj, []obj) {
 
 // reconcile does what Metacontroller does once: send the observed state to sync, apply the
 // desired children, delete the omitted ones, and write the status.
-func reconcile(t *testing.T, path, namespace, name string) sync.Response {
+func reconcile(t *testing.T, path, namespace, name string) hooktest.Answer {
 	t.Helper()
 	parent, children := observed(t, namespace, name)
 	answer := call(t, path, parent, children)
 	desired := map[string]bool{}
-	for _, c := range decodeAll(t, answer.Children) {
+	for _, c := range answer.Children {
 		if _, err := client.apply(c, "metacontroller", false); err != nil {
 			t.Fatal(err)
 		}
@@ -509,7 +495,7 @@ func TestFixedPoint(t *testing.T) {
 			if got, want := canonical(t, second.Children), canonical(t, first.Children); got != want {
 				t.Fatalf("second sync asks for different children:\n%s\nwant\n%s", got, want)
 			}
-			for i, c := range decodeAll(t, second.Children) {
+			for i, c := range second.Children {
 				after, err := client.apply(c, "metacontroller", true)
 				if err != nil {
 					t.Fatal(err)
@@ -556,7 +542,7 @@ func TestRollout(t *testing.T) {
 	if _, err := client.create(wa); err != nil {
 		t.Fatal(err)
 	}
-	var last sync.Response
+	var last hooktest.Answer
 	waitFor(t, "WebApp Ready", 90*time.Second, func() (bool, error) {
 		last = reconcile(t, "/sync", ns, "hello")
 		return last.Status.Phase == webappv1.PhaseReady, nil

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/example/webapp-operator/hooktest"
 )
 
 // kube is a minimal REST client for the test apiserver: enough to create, get, server-side apply
@@ -304,19 +306,4 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() (bool
 }
 
 // field walks map keys and list indexes.
-func field(o any, path ...any) any {
-	for _, p := range path {
-		switch k := p.(type) {
-		case string:
-			m, _ := o.(map[string]any)
-			o = m[k]
-		case int:
-			l, _ := o.([]any)
-			if k >= len(l) {
-				return nil
-			}
-			o = l[k]
-		}
-	}
-	return o
-}
+var field = hooktest.Field

@@ -2,9 +2,7 @@ package sync_test
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -14,9 +12,13 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/hooktest"
 	"github.com/example/webapp-operator/sync"
 )
 
@@ -46,45 +48,56 @@ func webapp(mods ...func(*sync.Parent)) sync.Parent {
 	return p
 }
 
-// desiredFor returns the children Sync asks for when nothing is observed yet, by kind.
-func desiredFor(t *testing.T, p sync.Parent) map[string]map[string]any {
+// desired returns the children Sync asks for when nothing is observed yet.
+func desired(t *testing.T, p sync.Parent) (*appsv1.Deployment, *corev1.Service) {
 	t.Helper()
-	resp := sync.Sync(&sync.Request{Parent: p}, now)
-	out := map[string]map[string]any{}
-	for _, c := range objects(t, resp.Children) {
-		out[c["kind"].(string)] = c
-	}
-	return out
-}
-
-// objects decodes children for inspection.
-func objects(t testing.TB, children []sync.Object) []map[string]any {
-	t.Helper()
-	out := make([]map[string]any, len(children))
-	for i, c := range children {
-		if err := json.Unmarshal(c, &out[i]); err != nil {
-			t.Fatalf("children[%d]: %v", i, err)
+	var dep *appsv1.Deployment
+	var svc *corev1.Service
+	for _, c := range sync.Sync(&sync.Request{Parent: p}, now).Children {
+		switch o := c.(type) {
+		case *appsv1.Deployment:
+			dep = o
+		case *corev1.Service:
+			svc = o
+		default:
+			t.Fatalf("unexpected child %T", c)
 		}
 	}
-	return out
+	return dep, svc
 }
 
-// observe turns an apply-form object into what the apiserver would show Metacontroller afterwards:
-// server-set metadata, Metacontroller's last-applied annotation and, when status is not nil, a status.
-func observe(t *testing.T, applied map[string]any, generation int64, status any) sync.Child {
+// wire returns the children of an answer as the hook sends them: JSON objects.
+func wire(t testing.TB, resp sync.Response) []map[string]any {
 	t.Helper()
+	b, err := json.Marshal(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a hooktest.Answer
+	if err := json.Unmarshal(b, &a); err != nil {
+		t.Fatal(err)
+	}
+	return a.Children
+}
+
+// observe returns an applied child as the apiserver shows it to Metacontroller afterwards: its
+// apply form with server-set metadata, Metacontroller's last-applied annotation and, when status
+// is not nil, a status.
+func observe(t *testing.T, applied runtime.Object, generation int64, status any) sync.Child {
+	t.Helper()
+	form := wire(t, sync.Response{Children: []runtime.Object{applied}})[0]
+	last, err := json.Marshal(form)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var obj map[string]any
-	roundTrip(t, applied, &obj)
+	roundTrip(t, form, &obj)
 	meta := obj["metadata"].(map[string]any)
 	meta["generation"] = generation
 	meta["uid"] = "0b7c1b51-5d1e-4f55-9b3c-5a4f8d5d2b11"
 	meta["resourceVersion"] = "42"
 	meta["creationTimestamp"] = "2026-11-01T08:00:00Z"
 	meta["managedFields"] = []any{map[string]any{"manager": "metacontroller", "operation": "Update"}}
-	last, err := json.Marshal(applied)
-	if err != nil {
-		t.Fatal(err)
-	}
 	annotations, _ := meta["annotations"].(map[string]any)
 	if annotations == nil {
 		annotations = map[string]any{}
@@ -96,21 +109,7 @@ func observe(t *testing.T, applied map[string]any, generation int64, status any)
 		roundTrip(t, status, &s)
 		obj["status"] = s
 	}
-	return decodeChild(t, obj)
-}
-
-// decodeChild encodes obj and decodes it the way DecodeRequest does.
-func decodeChild(t *testing.T, obj any) sync.Child {
-	t.Helper()
-	raw, err := json.Marshal(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := sync.DecodeChild(raw)
-	if err != nil {
-		t.Fatalf("DecodeChild: %v", err)
-	}
-	return c
+	return hooktest.Observe(t, obj)
 }
 
 func roundTrip(t *testing.T, in, out any) {
@@ -144,39 +143,22 @@ var deadlineExceeded = appsv1.DeploymentCondition{
 }
 
 // names lists children as "Kind/name", sorted.
-func names(t *testing.T, children []sync.Object) []string {
+func names(t *testing.T, children []runtime.Object) []string {
+	t.Helper()
 	out := make([]string, 0, len(children))
-	for _, o := range objects(t, children) {
-		meta, _ := o["metadata"].(map[string]any)
-		out = append(out, fmt.Sprintf("%s/%s", o["kind"], meta["name"]))
+	for _, c := range children {
+		m, err := meta.Accessor(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%s/%s", c.GetObjectKind().GroupVersionKind().Kind, m.GetName()))
 	}
 	sort.Strings(out)
 	return out
 }
 
-// field walks a path of map keys and list indexes through an object.
-func field(obj any, path ...any) any {
-	for _, p := range path {
-		switch k := p.(type) {
-		case string:
-			m, ok := obj.(map[string]any)
-			if !ok {
-				return nil
-			}
-			obj = m[k]
-		case int:
-			l, ok := obj.([]any)
-			if !ok || k >= len(l) {
-				return nil
-			}
-			obj = l[k]
-		}
-	}
-	return obj
-}
-
 // asJSON renders v canonically, for comparisons whose failure should be readable.
-func asJSON(t *testing.T, v any) string {
+func asJSON(t testing.TB, v any) string {
 	t.Helper()
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -185,7 +167,13 @@ func asJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
-var update = flag.Bool("update", false, "rewrite the golden answers in testdata/answers")
+// equal fails the test when got and want are not semantically equal Kubernetes values, showing both.
+func equal(t *testing.T, what string, got, want any) {
+	t.Helper()
+	if !equality.Semantic.DeepEqual(got, want) {
+		t.Errorf("%s =\n%s\nwant\n%s", what, asJSON(t, got), asJSON(t, want))
+	}
+}
 
 // golden compares an answer with testdata/answers/<test name>.json. Run with -update to rewrite.
 // The end-to-end suite sends every one of these answers to a real kube-apiserver: each child must
@@ -198,21 +186,5 @@ func golden(t *testing.T, resp sync.Response) {
 		}
 		return '_'
 	}, t.Name())
-	path := filepath.Join("testdata", "answers", name+".json")
-	got := asJSON(t, resp) + "\n"
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./sync -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("answer differs from %s (run go test ./sync -update if the change is intended):\n%s", path, got)
-	}
+	hooktest.Golden(t, filepath.Join("testdata", "answers", name+".json"), []byte(asJSON(t, resp)+"\n"))
 }

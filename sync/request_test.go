@@ -3,45 +3,61 @@ package sync_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
 	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/hooktest"
 	"github.com/example/webapp-operator/sync"
 )
 
+// TestDecodeRequestErrors checks that a request the hook cannot understand is a *RequestError
+// naming the offending field, with a problem that says what is wrong.
 func TestDecodeRequestErrors(t *testing.T) {
+	const parent = `"parent": {"metadata": {"namespace": "n", "name": "a"}}`
 	tests := []struct {
-		name string
-		body string
-		want string // the exact error text
+		name        string
+		body        string
+		wantField   string
+		wantProblem string // a substring
 	}{
-		{"empty body", ``, "empty body: a JSON object is required"},
-		{"not JSON", `hello`, "invalid JSON at byte 0: invalid character 'h' at start of value"},
-		{"truncated", `{"parent": {`, "parent: invalid JSON at byte 12: unexpected EOF"},
-		{"invalid UTF-8", "{\"parent\": {\"metadata\": {\"name\": \"\xff\", \"namespace\": \"n\"}}}", "parent.metadata.name: invalid JSON at byte 34: invalid UTF-8"},
-		{"names match exactly", `{"Parent": {"metadata": {"name": "a", "namespace": "n"}}}`, "parent: required"},
-		{"array", `[]`, "expected object, got JSON array"},
-		{"no parent", `{"children": {}}`, "parent: required"},
-		{"null parent", `{"parent": null}`, "parent: required"},
-		{"parent not an object", `{"parent": "hello"}`, "parent: expected object, got JSON string"},
-		{"no metadata", `{"parent": {"spec": {}}}`, "parent.metadata: required"},
-		{"no name", `{"parent": {"metadata": {"namespace": "default"}}}`, "parent.metadata.name: required"},
-		{"no namespace", `{"parent": {"metadata": {"name": "a"}}}`, "parent.metadata.namespace: required: WebApp is a namespaced resource"},
-		{"name not a string", `{"parent": {"metadata": {"name": 7}}}`, "parent.metadata.name: expected string, got JSON number"},
-		{"generation not a number", `{"parent": {"metadata": {"namespace": "n", "name": "a", "generation": "1"}}}`, "parent.metadata.generation: expected integer, got JSON string"},
-		{"another kind", `{"parent": {"kind": "Pod", "metadata": {"namespace": "n", "name": "a"}}}`, `parent.kind: must be WebApp, got "Pod"`},
-		{"finalizing not a bool", `{"parent": {"metadata": {"namespace": "n", "name": "a"}}, "finalizing": "yes"}`, "finalizing: expected bool, got JSON string"},
-		{"children not an object", `{"parent": {"metadata": {"namespace": "n", "name": "a"}}, "children": []}`, "children: expected object, got JSON array"},
-		{"child group not an object", `{"parent": {"metadata": {"namespace": "n", "name": "a"}}, "children": {"Deployment.apps/v1": 1}}`, `children["Deployment.apps/v1"]: expected object, got JSON number`},
-		{"child null", `{"parent": {"metadata": {"namespace": "n", "name": "a"}}, "children": {"Deployment.apps/v1": {"a": null}}}`, `children["Deployment.apps/v1"].a: expected object, got JSON null`},
-		{"child without kind", `{"parent": {"metadata": {"namespace": "n", "name": "a"}}, "children": {"Deployment.apps/v1": {"a": {"apiVersion": "apps/v1", "metadata": {"namespace": "n", "name": "a"}}}}}`, `children["Deployment.apps/v1"].a.kind: required`},
-		{"child without name", `{"parent": {"metadata": {"namespace": "n", "name": "a"}}, "children": {"Service.v1": {"a": {"apiVersion": "v1", "kind": "Service", "metadata": {}}}}}`, `children["Service.v1"].a.metadata.name: required`},
-		{"deployment status of the wrong type", `{"parent": {"metadata": {"namespace": "n", "name": "a"}}, "children": {"Deployment.apps/v1": {"a": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"namespace": "n", "name": "a"}, "status": {"replicas": "3"}}}}}`, `children["Deployment.apps/v1"].a.status.replicas: expected integer, got JSON string`},
-		{"number too large for a generation", `{"parent": {"metadata": {"namespace": "n", "name": "a", "generation": 1e40}}}`, "parent.metadata.generation: expected integer, got JSON number 1e40"},
+		{"empty body", ``, "", "empty body"},
+		{"not JSON", `hello`, "", "invalid JSON"},
+		{"truncated", `{"parent": {`, "parent", "unexpected EOF"},
+		{"data after the object", `{` + parent + `} {}`, "", "invalid JSON"},
+		{"invalid UTF-8", "{\"parent\": {\"metadata\": {\"name\": \"\xff\", \"namespace\": \"n\"}}}", "parent.metadata.name", "invalid UTF-8"},
+		{"names match exactly", `{"Parent": {"metadata": {"name": "a", "namespace": "n"}}}`, "parent", "required"},
+		{"array", `[]`, "", "expected object, got JSON array"},
+		{"no parent", `{"children": {}}`, "parent", "required"},
+		{"null parent", `{"parent": null}`, "parent", "required"},
+		{"parent not an object", `{"parent": "hello"}`, "parent", "expected object, got JSON string"},
+		{"no metadata", `{"parent": {"spec": {}}}`, "parent.metadata", "required"},
+		{"no name", `{"parent": {"metadata": {"namespace": "default"}}}`, "parent.metadata.name", "required"},
+		{"no namespace", `{"parent": {"metadata": {"name": "a"}}}`, "parent.metadata.namespace", "WebApp is a namespaced resource"},
+		{"name not a string", `{"parent": {"metadata": {"name": 7}}}`, "parent.metadata.name", "expected string, got JSON number 7"},
+		{"generation not a number", `{"parent": {"metadata": {"namespace": "n", "name": "a", "generation": "1"}}}`, "parent.metadata.generation", "expected integer (64-bit), got JSON string"},
+		{"number too large for a generation", `{"parent": {"metadata": {"namespace": "n", "name": "a", "generation": 1e40}}}`, "parent.metadata.generation", "expected integer (64-bit), got JSON number 1e40"},
+		{"another kind", `{"parent": {"kind": "Pod", "metadata": {"namespace": "n", "name": "a"}}}`, "parent.kind", `must be WebApp, got "Pod"`},
+		{"finalizing not a bool", `{` + parent + `, "finalizing": "yes"}`, "finalizing", "expected bool, got JSON string"},
+		{"children not an object", `{` + parent + `, "children": []}`, "children", "expected object, got JSON array"},
+		{"child group not an object", `{` + parent + `, "children": {"Deployment.apps/v1": 1}}`, `children["Deployment.apps/v1"]`, "expected object, got JSON number"},
+		{"child null", `{` + parent + `, "children": {"Deployment.apps/v1": {"a": null}}}`, `children["Deployment.apps/v1"].a`, "expected object, got JSON null"},
+		{"child without apiVersion", `{` + parent + `, "children": {"Deployment.apps/v1": {"a": {"kind": "Deployment", "metadata": {"name": "a"}}}}}`, `children["Deployment.apps/v1"].a.apiVersion`, "required"},
+		{"child without kind", `{` + parent + `, "children": {"Deployment.apps/v1": {"a": {"apiVersion": "apps/v1", "metadata": {"namespace": "n", "name": "a"}}}}}`, `children["Deployment.apps/v1"].a.kind`, "required"},
+		{"child without name", `{` + parent + `, "children": {"Service.v1": {"a": {"apiVersion": "v1", "kind": "Service", "metadata": {}}}}}`, `children["Service.v1"].a.metadata.name`, "required"},
+		{"child name not a string", `{` + parent + `, "children": {"Service.v1": {"n/a": {"apiVersion": "v1", "kind": "Service", "metadata": {"name": ["a"]}}}}}`, `children["Service.v1"]["n/a"].metadata.name`, "expected string, got JSON array"},
+		{"deployment status of the wrong type", `{` + parent + `, "children": {"Deployment.apps/v1": {"a": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"namespace": "n", "name": "a"}, "status": {"replicas": "3"}}}}}`, `children["Deployment.apps/v1"].a.status.replicas`, "expected integer (32-bit), got JSON string"},
+		{"service spec of the wrong type", `{` + parent + `, "children": {"Service.v1": {"a": {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "a"}, "spec": {"ports": {}}}}}}`, `children["Service.v1"].a.spec.ports`, "expected array, got JSON object"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -50,15 +66,19 @@ func TestDecodeRequestErrors(t *testing.T) {
 			if !errors.As(err, &reqErr) {
 				t.Fatalf("error = %v (%T); want a *sync.RequestError", err, err)
 			}
-			if got := err.Error(); got != tt.want {
-				t.Errorf("error = %q; want %q", got, tt.want)
+			if reqErr.Field != tt.wantField {
+				t.Errorf("field = %q; want %q (error %q)", reqErr.Field, tt.wantField, err)
+			}
+			if !strings.Contains(reqErr.Problem, tt.wantProblem) {
+				t.Errorf("problem = %q; want it to contain %q", reqErr.Problem, tt.wantProblem)
 			}
 		})
 	}
 }
 
 // TestDecodeRequestSpec checks that problems inside parent.spec never fail the request: they
-// become SpecError, so the answer is Invalid and every child is kept.
+// become SpecError, naming every field path at fault, so the answer is Invalid and every child
+// is kept.
 func TestDecodeRequestSpec(t *testing.T) {
 	tests := []struct {
 		name         string
@@ -69,17 +89,18 @@ func TestDecodeRequestSpec(t *testing.T) {
 		{"defaults", `{"image": "nginx"}`, "", 1},
 		{"explicit zero", `{"image": "nginx", "replicas": 0}`, "", 0},
 		{"everything", `{"image": "nginx", "replicas": 2, "port": 80, "env": [{"name": "A", "value": "b"}], "resources": {"limits": {"cpu": "1"}}}`, "", 2},
+		{"unknown fields are ignored", `{"image": "nginx", "colour": "blue"}`, "", 1},
 		{"missing spec", `null`, "spec: required", 0},
-		{"spec not an object", `"nginx"`, "spec: must be an object", 0},
-		{"image not a string", `{"image": 5}`, "spec.image: must be a string, got 5", 1},
-		{"replicas a string", `{"image": "nginx", "replicas": "three"}`, `spec.replicas: must be an integer, got "three"`, 0},
-		{"replicas a fraction", `{"image": "nginx", "replicas": 1.5}`, "spec.replicas: must be an integer, got 1.5", 0},
-		{"replicas huge", `{"image": "nginx", "replicas": 100000000000000000000}`, "spec.replicas: must be between 0 and 1000, got 100000000000000000000", 0},
-		{"replicas above int32", `{"image": "nginx", "replicas": 4294967296}`, "spec.replicas: must be between 0 and 1000, got 4294967296", 0},
+		{"spec not an object", `"nginx"`, `spec: must be an object, got JSON string "nginx"`, 0},
+		{"image not a string", `{"image": 5}`, "spec.image: expected string, got JSON number 5", 1},
+		{"replicas a string", `{"image": "nginx", "replicas": "three"}`, `spec.replicas: expected integer (32-bit), got JSON string "three"`, 0},
+		{"replicas a fraction", `{"image": "nginx", "replicas": 1.5}`, "spec.replicas: expected integer (32-bit), got JSON number 1.5", 0},
+		{"replicas above int32", `{"image": "nginx", "replicas": 4294967296}`, "spec.replicas: expected integer (32-bit), got JSON number 4294967296: value out of range", 0},
 		{"port above range", `{"image": "nginx", "port": 70000}`, "spec.port: must be between 1 and 65535, got 70000", 1},
-		{"env not a list", `{"image": "nginx", "env": {"A": "b"}}`, "spec.env: must be a list of {name, value, valueFrom}", 1},
-		{"bad quantity", `{"image": "nginx", "resources": {"limits": {"cpu": "lots"}}}`, "spec.resources: must be {limits, requests} of quantities", 1},
-		{"two problems at once", `{"image": 5, "port": "http"}`, `spec.image: must be a string, got 5; spec.port: must be an integer, got "http"`, 1},
+		{"env not a list", `{"image": "nginx", "env": {"A": "b"}}`, "spec.env: expected array, got JSON object", 1},
+		{"env name not a string", `{"image": "nginx", "env": [{"name": "A"}, {"name": 5}]}`, "spec.env[1].name: expected string, got JSON number 5", 1},
+		{"bad quantity", `{"image": "nginx", "resources": {"limits": {"cpu": "lots"}}}`, `spec.resources.limits.cpu: expected a quantity, got JSON string "lots": quantities must match`, 1},
+		{"two problems at once, in declaration order", `{"port": "http", "image": 5}`, `spec.image: expected string, got JSON number 5; spec.port: expected integer (32-bit), got JSON string "http"`, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,10 +108,7 @@ func TestDecodeRequestSpec(t *testing.T) {
 			if err != nil {
 				t.Fatalf("DecodeRequest: %v; want a request with the spec problem recorded", err)
 			}
-			gotErr := req.Parent.SpecError
-			if gotErr == nil {
-				gotErr = sync.ValidateSpec(req.Parent.Spec)
-			}
+			gotErr := sync.Validate(&req.Parent)
 			switch {
 			case tt.wantErr == "" && gotErr != nil:
 				t.Fatalf("spec error = %v; want none", gotErr)
@@ -106,6 +124,156 @@ func TestDecodeRequestSpec(t *testing.T) {
 				t.Errorf("phase = %q; want Invalid exactly when the spec has a problem", got)
 			}
 		})
+	}
+}
+
+// filled returns a value of type t with every field set, recursively: strings "x", numbers 1,
+// booleans true, one element in every list and map. Quantities, times and int-or-strings get
+// values of their own grammar.
+func filled(t reflect.Type, depth int) reflect.Value {
+	v := reflect.New(t).Elem()
+	switch t {
+	case reflect.TypeFor[resource.Quantity]():
+		v.Set(reflect.ValueOf(resource.MustParse("250m")))
+		return v
+	case reflect.TypeFor[intstr.IntOrString]():
+		v.Set(reflect.ValueOf(intstr.FromString("25%")))
+		return v
+	case reflect.TypeFor[metav1.Time]():
+		v.Set(reflect.ValueOf(metav1.NewTime(now)))
+		return v
+	}
+	if depth > 12 {
+		return v
+	}
+	switch t.Kind() {
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(1)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(1)
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(1)
+	case reflect.Pointer:
+		v.Set(filled(t.Elem(), depth+1).Addr())
+	case reflect.Slice:
+		v.Set(reflect.Append(v, filled(t.Elem(), depth+1)))
+	case reflect.Map:
+		v.Set(reflect.MakeMap(t))
+		key := filled(t.Key(), depth+1)
+		if t.Key().Kind() == reflect.String {
+			key.SetString("cpu") // a valid resource name, and a fine key for any other map
+		}
+		v.SetMapIndex(key, filled(t.Elem(), depth+1))
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if f := t.Field(i); f.IsExported() && f.Tag.Get("json") != "-" {
+				v.Field(i).Set(filled(f.Type, depth+1))
+			}
+		}
+	}
+	return v
+}
+
+// TestEverySpecFieldDecodes fails whenever a field of webappv1.WebAppSpec, at any depth, is lost
+// on the way through DecodeRequest: a spec with every field set, walked by reflection, must come
+// out exactly as it went in.
+func TestEverySpecFieldDecodes(t *testing.T) {
+	spec := filled(reflect.TypeFor[webappv1.WebAppSpec](), 0).Interface().(webappv1.WebAppSpec)
+	want, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var members map[string]any
+	json.Unmarshal(want, &members)
+	st := reflect.TypeFor[webappv1.WebAppSpec]()
+	for i := range st.NumField() {
+		name, _, _ := strings.Cut(st.Field(i).Tag.Get("json"), ",")
+		if _, ok := members[name]; !ok {
+			t.Errorf("spec.%s is not set in the filled spec; the filler must cover every field", name)
+		}
+	}
+	req, err := sync.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "a", "namespace": "n"}, "spec": ` + string(want) + `}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.Parent.SpecError != nil {
+		t.Fatalf("SpecError = %v; want none", req.Parent.SpecError)
+	}
+	got, err := json.Marshal(req.Parent.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("decoded spec =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestSpecWrongTypes puts a value of the wrong JSON type at every path of a fully set spec, one at
+// a time: each must give phase Invalid with a message naming that path, never a 400.
+func TestSpecWrongTypes(t *testing.T) {
+	full, err := json.Marshal(filled(reflect.TypeFor[webappv1.WebAppSpec](), 0).Interface())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths [][]any
+	var walk func(v any, path []any)
+	walk = func(v any, path []any) {
+		if len(path) > 0 {
+			paths = append(paths, slices.Clone(path))
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				walk(e, append(path, k))
+			}
+		case []any:
+			for i, e := range x {
+				walk(e, append(path, i))
+			}
+		}
+	}
+	var spec any
+	json.Unmarshal(full, &spec)
+	walk(spec, nil)
+	if len(paths) < 30 {
+		t.Fatalf("only %d paths in a full spec", len(paths))
+	}
+	for _, path := range paths {
+		var s any
+		json.Unmarshal(full, &s)
+		parent := hooktest.Field(s, path[:len(path)-1]...)
+		var wrong any = true
+		if _, ok := hooktest.Field(s, path...).(bool); ok {
+			wrong = "yes"
+		}
+		switch k := path[len(path)-1].(type) {
+		case string:
+			parent.(map[string]any)[k] = wrong
+		case int:
+			parent.([]any)[k] = wrong
+		}
+		want := "spec"
+		for _, p := range path {
+			if i, ok := p.(int); ok {
+				want += fmt.Sprintf("[%d]", i)
+			} else {
+				want += "." + p.(string)
+			}
+		}
+		body, _ := json.Marshal(map[string]any{"parent": map[string]any{"metadata": map[string]any{"name": "a", "namespace": "n"}, "spec": s}})
+		req, err := sync.DecodeRequest(body)
+		if err != nil {
+			t.Errorf("%s: DecodeRequest = %v; want the request decoded and the spec Invalid", want, err)
+			continue
+		}
+		resp := sync.Sync(req, now)
+		if resp.Status.Phase != webappv1.PhaseInvalid || !strings.Contains(resp.Status.Message, want+": ") {
+			t.Errorf("%s: phase %q, message %q; want Invalid naming %s", want, resp.Status.Phase, resp.Status.Message, want)
+		}
 	}
 }
 
@@ -133,13 +301,13 @@ func TestDecodeRequestOrder(t *testing.T) {
 	if len(req.Children) != 1 {
 		t.Fatalf("%d children; want the repeated key to count once", len(req.Children))
 	}
-	d := req.Children[0].Deployment
-	if d == nil || d.Replicas != 4 || d.Status.Replicas != 4 || d.Status.ObservedGeneration != 2 {
+	d, ok := req.Children[0].Object.(*appsv1.Deployment)
+	if !ok || *d.Spec.Replicas != 4 || d.Status.Replicas != 4 || d.Status.ObservedGeneration != 2 {
 		t.Errorf("deployment = %+v; want the last one, with replicas 4 and its status read after apiVersion came", d)
 	}
 	_, err = sync.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "hello", "namespace": "n"}}, "children": {"Deployment.apps/v1": {"web": {"spec": {"replicas": "x"}, "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}}}}}`))
-	if want := `children["Deployment.apps/v1"].web.spec.replicas: expected integer, got JSON string`; err == nil || err.Error() != want {
-		t.Errorf("error = %v; want %q", err, want)
+	if re := (*sync.RequestError)(nil); !errors.As(err, &re) || re.Field != `children["Deployment.apps/v1"].web.spec.replicas` {
+		t.Errorf("error = %v; want a *sync.RequestError naming children[\"Deployment.apps/v1\"].web.spec.replicas", err)
 	}
 }
 
@@ -162,8 +330,8 @@ func TestDecodeRequestKeys(t *testing.T) {
 		var ids []string
 		for _, c := range req.Children {
 			ids = append(ids, c.Kind+"/"+c.Namespace+"/"+c.Name)
-			if c.Kind == "Deployment" && (c.Deployment == nil || c.Deployment.Replicas != 4 || c.Deployment.Status.ObservedGeneration != 2 || c.Generation != 2) {
-				t.Errorf("deployment = %+v; want replicas 4, generation 2 and observedGeneration 2", c.Deployment)
+			if d, ok := c.Object.(*appsv1.Deployment); c.Kind == "Deployment" && (!ok || *d.Spec.Replicas != 4 || d.Status.ObservedGeneration != 2 || d.Generation != 2) {
+				t.Errorf("deployment = %+v; want replicas 4, generation 2 and observedGeneration 2", c.Object)
 			}
 		}
 		got = append(got, ids)
@@ -244,7 +412,7 @@ func TestRealRequests(t *testing.T) {
 			} else {
 				resp = sync.Sync(req, now)
 			}
-			if err := sync.CheckResponse(req, resp); err != nil {
+			if err := hooktest.CheckResponse(req, resp); err != nil {
 				t.Error(err)
 			}
 			st := resp.Status
@@ -289,68 +457,13 @@ func FuzzDecide(f *testing.F) {
 		}
 		syncReq, finalizeReq := *req, *req
 		syncReq.Finalizing, finalizeReq.Finalizing = false, true
-		if err := sync.CheckResponse(&syncReq, sync.Sync(&syncReq, now)); err != nil {
+		if err := hooktest.CheckResponse(&syncReq, sync.Sync(&syncReq, now)); err != nil {
 			t.Fatalf("sync: %v\nrequest: %s", err, body)
 		}
-		if err := sync.CheckResponse(&finalizeReq, sync.Finalize(&finalizeReq, now)); err != nil {
+		if err := hooktest.CheckResponse(&finalizeReq, sync.Finalize(&finalizeReq, now)); err != nil {
 			t.Fatalf("finalize: %v\nrequest: %s", err, body)
 		}
 	})
-}
-
-// TestMemo checks that remembering built children changes no answer: every example and real
-// request gets byte for byte what Sync gives, from a fresh Memo and again once remembered.
-func TestMemo(t *testing.T) {
-	memo := sync.NewMemo(16 << 10) // small, so that it also starts afresh along the way
-	for _, r := range requestFiles(t, "*.sync.json") {
-		t.Run(filepath.Base(r.file), func(t *testing.T) {
-			req := r.decode(t)
-			want := asJSON(t, sync.Sync(req, now))
-			for i := range 2 {
-				if got := asJSON(t, memo.Sync(req, now)); got != want {
-					t.Fatalf("call %d with a Memo =\n%s\nwant\n%s", i, got, want)
-				}
-			}
-		})
-	}
-	t.Run("a changed spec is built again", func(t *testing.T) {
-		decode := func(image string) *sync.Request {
-			req, err := sync.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "a", "namespace": "n"}, "spec": {"image": "` + image + `"}}}`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return req
-		}
-		m := sync.NewMemo(1 << 20)
-		first, second := m.Sync(decode("nginx:1.27"), now), m.Sync(decode("nginx:1.28"), now)
-		if asJSON(t, first.Children) == asJSON(t, second.Children) {
-			t.Error("the second spec got the first spec's children")
-		}
-		if invalid := m.Sync(decode("nginx:"), now); invalid.Status.Phase != webappv1.PhaseInvalid {
-			t.Errorf("phase = %q; want Invalid", invalid.Status.Phase)
-		}
-	})
-}
-
-// TestAppendJSON checks that Response.AppendJSON writes exactly what json.Marshal writes, for every
-// example, every real request, and a sync and a finalize answer of each.
-func TestAppendJSON(t *testing.T) {
-	for _, r := range requestFiles(t, "*.json") {
-		req, file := r.decode(t), r.file
-		for name, resp := range map[string]sync.Response{"sync": sync.Sync(req, now), "finalize": sync.Finalize(req, now)} {
-			want, err := json.Marshal(resp)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := resp.AppendJSON(nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != string(want) {
-				t.Errorf("%s %s: AppendJSON =\n%s\nwant\n%s", filepath.Base(file), name, got, want)
-			}
-		}
-	}
 }
 
 // requestFile is one request body kept on disk.

@@ -1,16 +1,15 @@
 package sync
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
 )
@@ -19,48 +18,20 @@ import (
 // waits, so that progress never depends on a watch event arriving.
 const FinalizeResyncSeconds = 5
 
-// Response is the answer to a sync or finalize hook. Its JSON form has only the fields Metacontroller's
-// strict decoding accepts: status, children, resyncAfterSeconds and, from Finalize only, finalized.
+// Response is the answer to a sync or finalize hook. Its JSON form (MarshalJSON) has only the
+// fields Metacontroller's strict decoding accepts: status, children, resyncAfterSeconds and, from
+// Finalize only, finalized.
 type Response struct {
 	// Status replaces the WebApp's status whole.
-	Status webappv1.WebAppStatus `json:"status"`
-	// Children is every child that should exist; an observed child that is missing here is deleted.
-	// It is never nil, so that it encodes as [] rather than null.
-	Children []Object `json:"children"`
+	Status webappv1.WebAppStatus
+	// Children is every child that should exist; an observed child that is missing here is
+	// deleted. Each is a typed object the hook built (*appsv1.Deployment, *corev1.Service) or an
+	// observed child kept unchanged (*unstructured.Unstructured). Nil encodes as [].
+	Children []runtime.Object
 	// ResyncAfterSeconds asks for one more call after this delay; 0 asks for none.
-	ResyncAfterSeconds float64 `json:"resyncAfterSeconds,omitempty"`
+	ResyncAfterSeconds float64
 	// Finalized is set by Finalize only: true once no child is observed.
-	Finalized *bool `json:"finalized,omitempty"`
-}
-
-// AppendJSON appends the JSON encoding of r to b: the same bytes as json.Marshal(r), without
-// json.Marshal's second pass over the children, which this package encoded itself. Children that
-// are not valid JSON (possible only in a Response built by hand) make invalid output.
-func (r *Response) AppendJSON(b []byte) ([]byte, error) {
-	status, err := json.Marshal(&r.Status)
-	if err != nil {
-		return b, fmt.Errorf("encode status: %w", err)
-	}
-	b = append(append(b, `{"status":`...), status...)
-	b = append(b, `,"children":[`...)
-	for i, c := range r.Children {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, c...)
-	}
-	b = append(b, ']')
-	if r.ResyncAfterSeconds != 0 {
-		seconds, err := json.Marshal(r.ResyncAfterSeconds)
-		if err != nil {
-			return b, fmt.Errorf("encode resyncAfterSeconds: %w", err)
-		}
-		b = append(append(b, `,"resyncAfterSeconds":`...), seconds...)
-	}
-	if r.Finalized != nil {
-		b = strconv.AppendBool(append(b, `,"finalized":`...), *r.Finalized)
-	}
-	return append(b, '}'), nil
+	Finalized *bool
 }
 
 // Sync answers the sync hook: the children a WebApp should have and its status, computed from the
@@ -71,16 +42,13 @@ func (r *Response) AppendJSON(b []byte) ([]byte, error) {
 // Service with another name) are also kept unchanged: deleting what it does not understand is
 // never the hook's call. With a valid spec, the Service is desired only when spec.port is set, so
 // removing the port deletes the Service; that is the only child a sync ever lets go.
-func Sync(req *Request, now time.Time) Response { return decideSync(nil, req, now) }
-
-func decideSync(m *Memo, req *Request, now time.Time) Response {
+func Sync(req *Request, now time.Time) Response {
 	p := &req.Parent
 	dep := req.observed(isDeployment)
 	base := baseStatus(req)
-	b := m.build(p, dep)
 
-	if err := b.err; err != nil {
-		kept := make([]Object, 0, len(req.Children))
+	if err := Validate(p); err != nil {
+		kept := make([]runtime.Object, 0, len(req.Children))
 		for i := range req.Children {
 			kept = append(kept, keptForm(&req.Children[i]))
 		}
@@ -88,16 +56,22 @@ func decideSync(m *Memo, req *Request, now time.Time) Response {
 		return Response{Status: withReady(base, p, now, webappv1.PhaseInvalid, webappv1.ReasonInvalidSpec, msg), Children: kept}
 	}
 
-	children := []Object{b.deployment}
-	if b.service != nil {
-		children = append(children, b.service)
+	var observedDeployment *appsv1.Deployment
+	if dep != nil {
+		observedDeployment = dep.deployment()
+	}
+	labels, selector, pods := podLabels(p, observedDeployment)
+	deployment := desiredDeployment(p, labels, selector, pods)
+	children := []runtime.Object{deployment}
+	if p.Spec.Port != nil {
+		children = append(children, desiredService(p, labels, pods))
 	}
 	for i := range req.Children {
 		if c := &req.Children[i]; !owned(c, p) {
 			children = append(children, keptForm(c))
 		}
 	}
-	phase, reason, msg := rollout(p, dep, b.hash)
+	phase, reason, msg := rollout(p, observedDeployment, deployment.Annotations[AnnotationSpecHash])
 	return Response{Status: withReady(base, p, now, phase, reason, msg), Children: children}
 }
 
@@ -112,7 +86,7 @@ func decideSync(m *Memo, req *Request, now time.Time) Response {
 func Finalize(req *Request, now time.Time) Response {
 	p := &req.Parent
 	base := baseStatus(req)
-	var children []Object
+	var children []runtime.Object
 	var services, others, deployments, scaling, pods int
 	for i := range req.Children {
 		c := &req.Children[i]
@@ -155,9 +129,6 @@ func Finalize(req *Request, now time.Time) Response {
 	default:
 		msg = fmt.Sprintf("Deleting %s now that it has no pods.", count(deployments, "Deployment"))
 	}
-	if children == nil {
-		children = []Object{}
-	}
 	resp := Response{
 		Status:    withReady(base, p, now, webappv1.PhaseTerminating, webappv1.ReasonTerminating, msg),
 		Children:  children,
@@ -175,8 +146,10 @@ func owned(c *Child, p *Parent) bool {
 	return (c.isDeployment() || c.isService()) && c.Name == p.Name && c.Namespace == p.Namespace
 }
 
-// specError is why the WebApp cannot be built, or nil: every problem of the spec and the name.
-func specError(p *Parent) error {
+// Validate reports why a WebApp cannot be built, or nil: the problem that kept its spec from
+// decoding (Parent.SpecError), or else every problem of its spec and its name, as FieldErrors.
+// Sync answers Invalid exactly when it returns an error.
+func Validate(p *Parent) error {
 	if p.SpecError != nil {
 		return p.SpecError
 	}
@@ -212,14 +185,15 @@ func (r *Request) observed(kind func(*Child) bool) *Child {
 // scaledDown reports whether a Deployment asks for no pods and its controller has confirmed that
 // none are left, terminating ones included.
 func scaledDown(c *Child) bool {
-	d := c.Deployment
-	return d.Replicas == 0 && d.Status.ObservedGeneration >= c.Generation && podsLeft(c) == 0
+	d := c.deployment()
+	return replicasOf(d) == 0 && d.Status.ObservedGeneration >= d.Generation && podsLeft(c) == 0
 }
 
 // podsLeft counts a Deployment's pods, running and terminating.
 func podsLeft(c *Child) int {
-	n := int(c.Deployment.Status.Replicas)
-	if t := c.Deployment.Status.TerminatingReplicas; t != nil {
+	st := c.deployment().Status
+	n := int(st.Replicas)
+	if t := st.TerminatingReplicas; t != nil {
 		n += int(*t)
 	}
 	return n
@@ -231,7 +205,7 @@ func baseStatus(req *Request) webappv1.WebAppStatus {
 	p := &req.Parent
 	s := webappv1.WebAppStatus{ObservedGeneration: p.Generation}
 	if dep := req.observed(isDeployment); dep != nil {
-		st := dep.Deployment.Status
+		st := dep.deployment().Status
 		s.Replicas = st.Replicas
 		s.UpdatedReplicas = st.UpdatedReplicas
 		s.ReadyReplicas = st.ReadyReplicas
@@ -244,26 +218,25 @@ func baseStatus(req *Request) webappv1.WebAppStatus {
 }
 
 // rollout decides phase, reason and message for a valid spec, following `kubectl rollout status`:
-// ready only when the observed Deployment carries the current spec (its spec hash and replicas match),
-// its controller has observed that generation, and every desired replica is updated and available
-// with no old pod left.
-func rollout(p *Parent, dep *Child, hash string) (webappv1.Phase, string, string) {
+// ready only when the observed Deployment d carries the current spec (its spec hash and replicas
+// match), its controller has observed that generation, and every desired replica is updated and
+// available with no old pod left. d is nil when no Deployment is observed.
+func rollout(p *Parent, d *appsv1.Deployment, hash string) (webappv1.Phase, string, string) {
 	desired := desiredReplicas(&p.Spec)
-	if dep == nil {
+	if d == nil {
 		return webappv1.PhasePending, webappv1.ReasonDeploymentMissing, fmt.Sprintf("Waiting for Deployment %s to be created.", p.Name)
 	}
-	d := dep.Deployment
 	st := d.Status
 	progressing := func(msg string) (webappv1.Phase, string, string) {
 		return webappv1.PhaseProgressing, webappv1.ReasonRolloutInProgress, msg
 	}
 	switch {
-	case dep.SpecHash != hash || d.Replicas != desired:
+	case d.Annotations[AnnotationSpecHash] != hash || replicasOf(d) != desired:
 		return progressing(fmt.Sprintf("Waiting for Deployment %s to be updated to the current spec.", p.Name))
-	case st.ObservedGeneration < dep.Generation:
-		return progressing(fmt.Sprintf("Waiting for Deployment %s's controller to observe generation %d.", p.Name, dep.Generation))
+	case st.ObservedGeneration < d.Generation:
+		return progressing(fmt.Sprintf("Waiting for Deployment %s's controller to observe generation %d.", p.Name, d.Generation))
 	}
-	if c := deploymentCondition(st, string(appsv1.DeploymentProgressing)); c != nil && c.Reason == "ProgressDeadlineExceeded" {
+	if c := deploymentCondition(st, appsv1.DeploymentProgressing); c != nil && c.Reason == "ProgressDeadlineExceeded" {
 		return webappv1.PhaseDegraded, webappv1.ReasonProgressDeadlineExceeded,
 			fmt.Sprintf("Deployment %s exceeded its progress deadline: %s", p.Name, sentence(c.Message))
 	}
@@ -280,6 +253,14 @@ func rollout(p *Parent, dep *Child, hash string) (webappv1.Phase, string, string
 		return webappv1.PhaseReady, webappv1.ReasonRolloutComplete, "Scaled to zero."
 	}
 	return webappv1.PhaseReady, webappv1.ReasonRolloutComplete, fmt.Sprintf("All %s available and up to date.", count(int(desired), "replica"))
+}
+
+// replicasOf is a Deployment's spec.replicas, 1 when omitted, as the apiserver defaults it.
+func replicasOf(d *appsv1.Deployment) int32 {
+	if d.Spec.Replicas == nil {
+		return 1
+	}
+	return *d.Spec.Replicas
 }
 
 // withReady completes a status with its phase, message, ready flag and Ready condition. The
@@ -309,9 +290,9 @@ func withReady(s webappv1.WebAppStatus, p *Parent, now time.Time, phase webappv1
 	return s
 }
 
-func deploymentCondition(st DeploymentStatus, t string) *DeploymentCondition {
+func deploymentCondition(st appsv1.DeploymentStatus, t appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {
 	for i := range st.Conditions {
-		if st.Conditions[i].Type == t && st.Conditions[i].Status != string(corev1.ConditionUnknown) {
+		if st.Conditions[i].Type == t && st.Conditions[i].Status != corev1.ConditionUnknown {
 			return &st.Conditions[i]
 		}
 	}

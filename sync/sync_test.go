@@ -4,28 +4,30 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/hooktest"
 	"github.com/example/webapp-operator/sync"
 )
 
 // TestSyncStatus covers every phase rule: what the observed children say, never what is desired.
 func TestSyncStatus(t *testing.T) {
 	p := webapp()
-	want := desiredFor(t, p)
-	dep, svc := want["Deployment"], want["Service"]
+	dep, svc := desired(t, p)
 
 	// stale is the Deployment as applied for an older spec (image nginx:1.26).
-	stale := desiredFor(t, webapp(func(p *sync.Parent) { p.Spec.Image = "nginx:1.26" }))["Deployment"]
+	stale, _ := desired(t, webapp(func(p *sync.Parent) { p.Spec.Image = "nginx:1.26" }))
+	zero, _ := desired(t, webapp(func(p *sync.Parent) { p.Spec.Replicas = ptr(int32(0)) }))
 
 	tests := []struct {
 		name        string
@@ -152,7 +154,7 @@ func TestSyncStatus(t *testing.T) {
 		{
 			name:        "scaled to zero",
 			parent:      webapp(func(p *sync.Parent) { p.Spec.Replicas = ptr(int32(0)) }),
-			children:    []sync.Child{observe(t, desiredFor(t, webapp(func(p *sync.Parent) { p.Spec.Replicas = ptr(int32(0)) }))["Deployment"], 3, depStatus(3, 0, 0, 0, 0))},
+			children:    []sync.Child{observe(t, zero, 3, depStatus(3, 0, 0, 0, 0))},
 			wantPhase:   webappv1.PhaseReady,
 			wantReason:  webappv1.ReasonRolloutComplete,
 			wantMessage: "Scaled to zero.",
@@ -160,7 +162,7 @@ func TestSyncStatus(t *testing.T) {
 		{
 			name:        "scaling to zero, pods still terminating",
 			parent:      webapp(func(p *sync.Parent) { p.Spec.Replicas = ptr(int32(0)) }),
-			children:    []sync.Child{observe(t, desiredFor(t, webapp(func(p *sync.Parent) { p.Spec.Replicas = ptr(int32(0)) }))["Deployment"], 3, depStatus(3, 2, 0, 2, 2))},
+			children:    []sync.Child{observe(t, zero, 3, depStatus(3, 2, 0, 2, 2))},
 			wantPhase:   webappv1.PhaseProgressing,
 			wantReason:  webappv1.ReasonRolloutInProgress,
 			wantMessage: "2 old replicas pending termination",
@@ -227,9 +229,9 @@ func TestSyncChildren(t *testing.T) {
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")},
 		}
 	})
-	svc := desiredFor(t, webapp())["Service"]
-	other := desiredFor(t, webapp(func(p *sync.Parent) { p.Name = "other" }))["Deployment"]
-	configMap := decodeChild(t, map[string]any{
+	_, svc := desired(t, webapp())
+	other, _ := desired(t, webapp(func(p *sync.Parent) { p.Name = "other" }))
+	configMap := hooktest.Observe(t, map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": "extra", "namespace": "default", "uid": "u1"},
 		"data":     map[string]any{"k": "v"},
@@ -253,8 +255,12 @@ func TestSyncChildren(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp := sync.Sync(&sync.Request{Parent: tt.parent, Children: tt.children}, now)
+			req := &sync.Request{Parent: tt.parent, Children: tt.children}
+			resp := sync.Sync(req, now)
 			golden(t, resp)
+			if err := hooktest.CheckResponse(req, resp); err != nil {
+				t.Error(err)
+			}
 			if got := names(t, resp.Children); !slices.Equal(got, tt.wantNames) {
 				t.Errorf("children = %v; want %v", got, tt.wantNames)
 			}
@@ -264,107 +270,84 @@ func TestSyncChildren(t *testing.T) {
 			if resp.Finalized != nil {
 				t.Errorf("finalized = %v; want it absent from a sync answer", *resp.Finalized)
 			}
-			for _, c := range objects(t, resp.Children) {
+			for _, c := range wire(t, resp) {
 				assertApplyForm(t, c)
 			}
 		})
 	}
 
+	labels := map[string]string{sync.LabelName: sync.AppName, sync.LabelInstance: "hello", sync.LabelManagedBy: sync.ManagedBy}
 	t.Run("deployment contents", func(t *testing.T) {
-		dep := desiredFor(t, full)["Deployment"]
-		labels := map[string]any{sync.LabelName: sync.AppName, sync.LabelInstance: "hello", sync.LabelManagedBy: sync.ManagedBy}
-		for _, path := range [][]any{
-			{"metadata", "labels"},
-			{"spec", "selector", "matchLabels"},
-			{"spec", "template", "metadata", "labels"},
-		} {
-			if got := field(dep, path...); !reflect.DeepEqual(got, labels) {
-				t.Errorf("%v = %v; want %v", path, got, labels)
-			}
+		got, _ := desired(t, full)
+		want := &appsv1.Deployment{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+			ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: "default", Labels: labels},
+			Spec: appsv1.DeploymentSpec{
+				Replicas: ptr(int32(3)),
+				Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					Spec: corev1.PodSpec{Containers: []corev1.Container{{
+						Name:      sync.ContainerName,
+						Image:     "nginx:1.27",
+						Ports:     []corev1.ContainerPort{{Name: sync.PortName, ContainerPort: 8080, Protocol: corev1.ProtocolTCP}},
+						Env:       full.Spec.Env,
+						Resources: *full.Spec.Resources,
+					}}},
+				},
+			},
 		}
-		checks := []struct {
-			path []any
-			want any
-		}{
-			{[]any{"apiVersion"}, "apps/v1"},
-			{[]any{"metadata", "namespace"}, "default"},
-			{[]any{"spec", "replicas"}, float64(3)},
-			{[]any{"spec", "template", "spec", "containers", 0, "name"}, sync.ContainerName},
-			{[]any{"spec", "template", "spec", "containers", 0, "image"}, "nginx:1.27"},
-			{[]any{"spec", "template", "spec", "containers", 0, "ports", 0, "containerPort"}, float64(8080)},
-			{[]any{"spec", "template", "spec", "containers", 0, "env", 0, "value"}, "hello"},
-			{[]any{"spec", "template", "spec", "containers", 0, "env", 1, "valueFrom", "fieldRef", "fieldPath"}, "status.podIP"},
-			{[]any{"spec", "template", "spec", "containers", 0, "resources", "requests", "cpu"}, "100m"},
-			{[]any{"spec", "template", "spec", "containers", 0, "resources", "limits", "memory"}, "128Mi"},
-		}
-		for _, c := range checks {
-			if got := field(dep, c.path...); !reflect.DeepEqual(got, c.want) {
-				t.Errorf("%v = %#v; want %#v", c.path, got, c.want)
-			}
-		}
-		if got := field(dep, "metadata", "annotations", sync.AnnotationSpecHash); got == nil || got == "" {
-			t.Errorf("annotation %s missing", sync.AnnotationSpecHash)
-		}
+		want.Annotations = map[string]string{sync.AnnotationSpecHash: sync.SpecHash(&want.Spec)}
+		equal(t, "Deployment", got, want)
 	})
 
 	t.Run("service contents", func(t *testing.T) {
-		svc := desiredFor(t, webapp())["Service"]
-		checks := []struct {
-			path []any
-			want any
-		}{
-			{[]any{"spec", "type"}, "ClusterIP"},
-			{[]any{"spec", "ports", 0, "port"}, float64(80)},
-			{[]any{"spec", "ports", 0, "targetPort"}, sync.PortName},
-			{[]any{"spec", "selector", sync.LabelInstance}, "hello"},
+		_, got := desired(t, webapp())
+		want := &corev1.Service{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+			ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: "default", Labels: labels},
+			Spec: corev1.ServiceSpec{
+				Type:     corev1.ServiceTypeClusterIP,
+				Selector: labels,
+				Ports:    []corev1.ServicePort{{Name: sync.PortName, Port: sync.ServicePort, TargetPort: intstr.FromString(sync.PortName), Protocol: corev1.ProtocolTCP}},
+			},
 		}
-		for _, c := range checks {
-			if got := field(svc, c.path...); !reflect.DeepEqual(got, c.want) {
-				t.Errorf("%v = %#v; want %#v", c.path, got, c.want)
-			}
-		}
+		equal(t, "Service", got, want)
 	})
 
 	t.Run("default replicas", func(t *testing.T) {
-		dep := desiredFor(t, webapp(func(p *sync.Parent) { p.Spec.Replicas = nil }))["Deployment"]
-		if got := field(dep, "spec", "replicas"); got != nil {
+		p := webapp(func(p *sync.Parent) { p.Spec.Replicas = nil })
+		dep, _ := desired(t, p)
+		if got := dep.Spec.Replicas; got != nil && *got != 1 {
 			// nil Replicas means the apiserver default of 1; the hook must still ask for exactly 1.
-			if got != float64(1) {
-				t.Errorf("spec.replicas = %v; want 1 or absent", got)
-			}
+			t.Errorf("spec.replicas = %v; want 1 or absent", *got)
 		}
-		st := sync.Sync(&sync.Request{Parent: webapp(func(p *sync.Parent) { p.Spec.Replicas = nil }), Children: []sync.Child{observe(t, dep, 1, depStatus(1, 1, 1, 1, 1))}}, now).Status
+		st := sync.Sync(&sync.Request{Parent: p, Children: []sync.Child{observe(t, dep, 1, depStatus(1, 1, 1, 1, 1))}}, now).Status
 		if st.Phase != webappv1.PhaseReady {
 			t.Errorf("phase = %q; want Ready with one replica when replicas is omitted (%s)", st.Phase, st.Message)
 		}
 	})
 
 	t.Run("adopted Deployment keeps its immutable selector", func(t *testing.T) {
-		old := desiredFor(t, webapp())["Deployment"]
-		oldSelector := map[string]any{sync.LabelName: sync.AppName, sync.LabelInstance: "hello"}
-		old["spec"].(map[string]any)["selector"] = map[string]any{"matchLabels": oldSelector}
+		old, _ := desired(t, webapp())
+		oldSelector := &metav1.LabelSelector{MatchLabels: map[string]string{sync.LabelName: sync.AppName, sync.LabelInstance: "hello"}}
+		old.Spec.Selector = oldSelector
 		resp := sync.Sync(&sync.Request{Parent: webapp(), Children: []sync.Child{observe(t, old, 1, nil)}}, now)
-		children := objects(t, resp.Children)
-		dep, svc := children[0], children[1]
-		if got := field(dep, "spec", "selector", "matchLabels"); !reflect.DeepEqual(got, oldSelector) {
-			t.Errorf("selector = %v; want the observed %v", got, oldSelector)
-		}
-		podLabels, _ := field(dep, "spec", "template", "metadata", "labels").(map[string]any)
-		for k, v := range oldSelector {
+		dep, svc := resp.Children[0].(*appsv1.Deployment), resp.Children[1].(*corev1.Service)
+		equal(t, "selector", dep.Spec.Selector, oldSelector)
+		podLabels := dep.Spec.Template.Labels
+		for k, v := range oldSelector.MatchLabels {
 			if podLabels[k] != v {
 				t.Errorf("template label %s = %v; want %v so the selector matches", k, podLabels[k], v)
 			}
 		}
-		if got := field(svc, "spec", "selector"); !reflect.DeepEqual(got, podLabels) {
-			t.Errorf("Service selector = %v; want the pod labels %v", got, podLabels)
-		}
+		equal(t, "Service selector", svc.Spec.Selector, podLabels)
 	})
 }
 
 // TestSyncInvalidSpec checks that an invalid spec reports Invalid and keeps every child unchanged.
 func TestSyncInvalidSpec(t *testing.T) {
-	dep := desiredFor(t, webapp())["Deployment"]
-	svc := desiredFor(t, webapp())["Service"]
+	dep, svc := desired(t, webapp())
 	observed := []sync.Child{observe(t, dep, 4, depStatus(4, 3, 3, 3, 3)), observe(t, svc, 1, nil)}
 
 	tests := []struct {
@@ -448,8 +431,8 @@ func TestSyncInvalidSpec(t *testing.T) {
 
 	t.Run("nothing observed", func(t *testing.T) {
 		resp := sync.Sync(&sync.Request{Parent: webapp(func(p *sync.Parent) { p.Spec.Image = "" })}, now)
-		if resp.Children == nil || len(resp.Children) != 0 {
-			t.Errorf("children = %#v; want an empty, non-nil list", resp.Children)
+		if got := asJSON(t, resp.Children); len(resp.Children) != 0 || !strings.Contains(asJSON(t, resp), `"children": []`) {
+			t.Errorf("children = %s; want an empty list, encoded as []", got)
 		}
 	})
 }
@@ -471,7 +454,7 @@ func lastApplied(t *testing.T, c sync.Child) any {
 
 // TestSyncConditionTransition checks that lastTransitionTime moves only when the status changes.
 func TestSyncConditionTransition(t *testing.T) {
-	dep := desiredFor(t, webapp())["Deployment"]
+	dep, _ := desired(t, webapp())
 	ready := []sync.Child{observe(t, dep, 1, depStatus(1, 3, 3, 3, 3))}
 	progressing := []sync.Child{observe(t, dep, 1, depStatus(1, 3, 1, 3, 3))}
 	prev := func(status metav1.ConditionStatus) func(*sync.Parent) {
@@ -504,12 +487,10 @@ func TestSyncConditionTransition(t *testing.T) {
 // TestFinalize walks the ordered teardown: Service first, then scale to zero, then the Deployment.
 func TestFinalize(t *testing.T) {
 	p := webapp()
-	want := desiredFor(t, p)
-	dep, svc := want["Deployment"], want["Service"]
+	dep, svc := desired(t, p)
 	running := observe(t, dep, 2, depStatus(2, 3, 3, 3, 3))
-	zero := map[string]any{}
-	roundTrip(t, dep, &zero)
-	zero["spec"].(map[string]any)["replicas"] = 0
+	zero := dep.DeepCopy()
+	zero.Spec.Replicas = ptr(int32(0))
 	draining := observe(t, zero, 3, depStatus(2, 3, 3, 3, 3))
 	drained := observe(t, zero, 3, depStatus(3, 0, 0, 0, 0))
 	terminating := depStatus(3, 0, 0, 0, 0)
@@ -532,20 +513,21 @@ func TestFinalize(t *testing.T) {
 		{"then delete the Deployment", p, []sync.Child{drained}, nil, nil, false, "Deleting 1 Deployment now that it has no pods."},
 		{"done", p, nil, nil, nil, true, "All children are deleted; the WebApp can go."},
 		{"invalid spec is torn down alike", webapp(func(p *sync.Parent) { p.Spec.Image = "" }), []sync.Child{running}, []string{"Deployment/hello"}, int64(0), false, "Scaling"},
-		{"other kinds go with the Service", p, []sync.Child{running, decodeChild(t, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "x"}})}, []string{"Deployment/hello"}, int64(3), false, "Deleting 1 child other than Deployments first"},
+		{"other kinds go with the Service", p, []sync.Child{running, hooktest.Observe(t, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "x"}})}, []string{"Deployment/hello"}, int64(3), false, "Deleting 1 child other than Deployments first"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp := sync.Finalize(&sync.Request{Parent: tt.parent, Children: tt.children, Finalizing: true}, now)
+			req := &sync.Request{Parent: tt.parent, Children: tt.children, Finalizing: true}
+			resp := sync.Finalize(req, now)
 			golden(t, resp)
+			if err := hooktest.CheckResponse(req, resp); err != nil {
+				t.Error(err)
+			}
 			if got := names(t, resp.Children); !slices.Equal(got, tt.wantNames) {
 				t.Errorf("children = %v; want %v", got, tt.wantNames)
 			}
-			if resp.Children == nil {
-				t.Error("children = nil; want a list, even when empty")
-			}
 			if len(resp.Children) > 0 {
-				if got := field(objects(t, resp.Children)[0], "spec", "replicas"); fmt.Sprint(got) != fmt.Sprint(tt.wantReplicas) {
+				if got := hooktest.Field(wire(t, resp)[0], "spec", "replicas"); fmt.Sprint(got) != fmt.Sprint(tt.wantReplicas) {
 					t.Errorf("spec.replicas = %#v; want %#v", got, tt.wantReplicas)
 				}
 			}
@@ -567,8 +549,7 @@ func TestFinalize(t *testing.T) {
 
 // TestPure checks that the decision is idempotent and never mutates its input.
 func TestPure(t *testing.T) {
-	dep := desiredFor(t, webapp())["Deployment"]
-	svc := desiredFor(t, webapp())["Service"]
+	dep, svc := desired(t, webapp())
 	for _, parent := range []sync.Parent{webapp(), webapp(func(p *sync.Parent) { p.Spec.Image = "" })} {
 		for name, decide := range map[string]func(*sync.Request, time.Time) sync.Response{"sync": sync.Sync, "finalize": sync.Finalize} {
 			t.Run(name+"/"+parent.Spec.Image, func(t *testing.T) {

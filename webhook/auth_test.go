@@ -22,7 +22,7 @@ func writeTokens(t *testing.T, path, content string, mod time.Time) {
 }
 
 // TestTokens checks that hook routes need a listed bearer token, that a 401 says nothing more,
-// that health checks and metrics stay open, and that a rotated file is picked up by Reload.
+// that health checks stay open, and that a rotated file is picked up by Reload.
 func TestTokens(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tokens")
 	writeTokens(t, path, "# rotated by the Secret\nfirst-token\n\nsecond-token\n", time.Unix(1000, 0))
@@ -54,7 +54,6 @@ func TestTokens(t *testing.T) {
 		{"comment line is not a token", "POST", "/sync", "Bearer # rotated by the Secret", 401},
 		{"healthz stays open", "GET", "/healthz", "", 200},
 		{"readyz stays open", "GET", "/readyz", "", 200},
-		{"metrics stay open", "GET", "/metrics", "", 200},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

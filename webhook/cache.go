@@ -14,7 +14,13 @@ import (
 // deciding and encoding. It also makes a repeated request get exactly the same answer, the
 // condition's lastTransitionTime included. Entries are keyed by two independent 64-bit maphash
 // sums, seeded randomly at start, so a collision is as unlikely as 2^-128 and cannot be aimed at.
-// The least recently used entries go first once maxBytes of answers are held.
+// The least recently used entries go first once maxBytes are held.
+//
+// Metacontroller resends each WebApp's request every resync period (60 s as deployed), so the
+// cache answers resyncs from memory while it holds one entry per WebApp: an entry costs its
+// answer (2.2 to 3.4 KB for a WebApp with a Deployment and a Service) plus about 450 bytes. With
+// more WebApps than fit, least-recently-used order evicts each entry before its WebApp comes
+// round again, and resyncs are decided afresh; docs/performance.md has the sizing table.
 type answerCache struct {
 	seeds    [2]maphash.Seed
 	maxBytes int
@@ -33,6 +39,8 @@ type cacheKey struct {
 
 // cacheEntry is one answer and what its log line needs.
 type cacheEntry struct {
+	// size is what the entry counts against maxBytes (see put).
+	size     int
 	key      cacheKey
 	answer   []byte
 	etag     string
@@ -74,10 +82,32 @@ func (c *answerCache) get(key cacheKey) *cacheEntry {
 	return el.Value.(*cacheEntry)
 }
 
-// put stores an entry, evicting the least recently used ones to stay within maxBytes. An answer
-// larger than a quarter of the cache is not stored.
+// cacheStats is what the cache holds.
+type cacheStats struct{ bytes, entries int }
+
+// stats returns what the cache holds; a nil cache holds nothing.
+func (c *answerCache) stats() cacheStats {
+	if c == nil {
+		return cacheStats{}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return cacheStats{c.bytes, len(c.entries)}
+}
+
+// entryOverhead is the memory an entry takes beyond its answer and strings: the entry itself,
+// its list element and its map slot. TestCacheEntrySize measures it.
+const entryOverhead = 400
+
+// put stores an entry, evicting the least recently used ones to stay within maxBytes. An entry
+// counts its answer, its strings and entryOverhead; one larger than a quarter of the cache is not
+// stored.
 func (c *answerCache) put(e *cacheEntry) {
-	if c == nil || len(e.answer) > c.maxBytes/4 {
+	if c == nil {
+		return
+	}
+	e.size = len(e.answer) + len(e.etag) + len(e.hook) + len(e.parent) + len(e.phase) + entryOverhead
+	if e.size > c.maxBytes/4 {
 		return
 	}
 	c.mu.Lock()
@@ -86,10 +116,10 @@ func (c *answerCache) put(e *cacheEntry) {
 		return
 	}
 	c.entries[e.key] = c.order.PushFront(e)
-	c.bytes += len(e.answer)
+	c.bytes += e.size
 	for c.bytes > c.maxBytes {
 		old := c.order.Remove(c.order.Back()).(*cacheEntry)
 		delete(c.entries, old.key)
-		c.bytes -= len(old.answer)
+		c.bytes -= old.size
 	}
 }

@@ -1,12 +1,14 @@
 package webhook
 
 import (
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
 
 func TestAnswerCacheEviction(t *testing.T) {
-	c := newAnswerCache(400) // entries of up to 100 bytes
+	c := newAnswerCache(4 * (100 + entryOverhead)) // entries of up to 100 bytes of answer
 	put := func(name string, size int) cacheKey {
 		k := c.key("/sync", []byte(name))
 		c.put(&cacheEntry{key: k, answer: []byte(strings.Repeat("x", size))})
@@ -42,4 +44,34 @@ func TestAnswerCacheEviction(t *testing.T) {
 	if nilCache.get(cacheKey{}) != nil {
 		t.Error("a nil cache returned an entry")
 	}
+}
+
+// TestCacheEntrySize checks that what an entry counts against --cache-bytes is at least the heap it
+// really takes, so that a full cache never holds more memory than it was given.
+func TestCacheEntrySize(t *testing.T) {
+	const n, answerSize = 4000, 2600
+	answers := make([][]byte, n)
+	for i := range answers {
+		answers[i] = make([]byte, answerSize) // allocated before measuring: the answers are counted exactly
+	}
+	c := newAnswerCache(1 << 40)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range n {
+		e := &cacheEntry{
+			key: c.key("/sync", []byte(strconv.Itoa(i))), answer: answers[i],
+			etag: `"` + strings.Repeat("0", 32) + `"`, hook: "sync", parent: "default/" + strconv.Itoa(i), phase: "Ready",
+		}
+		c.put(e)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	perEntry := (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / n
+	counted := float64(c.stats().bytes-n*answerSize) / n
+	t.Logf("heap per entry beyond its answer: %.0f bytes; counted: %.0f", perEntry, counted)
+	if perEntry > counted {
+		t.Errorf("an entry takes %.0f bytes of heap beyond its answer but counts %.0f; raise entryOverhead", perEntry, counted)
+	}
+	runtime.KeepAlive(answers)
 }

@@ -19,9 +19,11 @@ type metrics struct {
 	decisions *prometheus.CounterVec
 	inFlight  prometheus.Gauge
 	panics    prometheus.Counter
+	cache     *prometheus.CounterVec
 }
 
-func newMetrics() *metrics {
+// newMetrics registers the handler's metrics; c is its answer cache, nil when disabled.
+func newMetrics(c *answerCache) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -45,9 +47,23 @@ func newMetrics() *metrics {
 			Name: "webapp_hook_panics_total",
 			Help: "Panics recovered into a 500; any is a bug.",
 		}),
+		cache: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "webapp_hook_answer_cache_requests_total",
+			Help: "Hook calls looked up in the answer cache, by result: hit (answered from memory) or miss.",
+		}, []string{"result"}),
 	}
-	m.registry.MustRegister(m.requests, m.duration, m.decisions, m.inFlight, m.panics,
+	m.registry.MustRegister(m.requests, m.duration, m.decisions, m.inFlight, m.panics, m.cache,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "webapp_hook_answer_cache_bytes",
+			Help: "Bytes of answers held by the answer cache; at most --cache-bytes.",
+		}, func() float64 { return float64(c.stats().bytes) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "webapp_hook_answer_cache_entries",
+			Help: "Answers held by the answer cache.",
+		}, func() float64 { return float64(c.stats().entries) }),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.cache.WithLabelValues("hit")
+	m.cache.WithLabelValues("miss")
 	return m
 }
 

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/example/webapp-operator/hooktest"
 )
 
 // crd loads the generated CustomResourceDefinition as plain maps.
@@ -22,22 +24,7 @@ func crd(t *testing.T) map[string]any {
 	return obj
 }
 
-func get(obj any, path ...any) any {
-	for _, p := range path {
-		switch k := p.(type) {
-		case string:
-			m, _ := obj.(map[string]any)
-			obj = m[k]
-		case int:
-			l, _ := obj.([]any)
-			if k >= len(l) {
-				return nil
-			}
-			obj = l[k]
-		}
-	}
-	return obj
-}
+var get = hooktest.Field
 
 func TestCRD(t *testing.T) {
 	c := crd(t)

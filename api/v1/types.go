@@ -1,9 +1,3 @@
-// Package v1 defines the WebApp API (example.com/v1): the spec a user writes and the status the hook reports.
-//
-// The kubebuilder markers here are the source of crds/: run `go generate ./...` after changing them.
-//
-// +kubebuilder:object:generate=false
-// +groupName=example.com
 package v1
 
 import (

@@ -1,0 +1,11 @@
+// Package v1 defines the WebApp API (example.com/v1): the spec a user writes and the status the
+// hook reports.
+//
+// The types are the one source of truth. Their kubebuilder markers generate the CRD in crds/ (run
+// `go generate ./...` after changing them), the hook decodes parent.spec straight into
+// WebAppSpec, and Default applies the same defaults the CRD schema declares, for specs that
+// reach the hook without passing through that schema (an older CRD, or `webapp-hook render`).
+//
+// +kubebuilder:object:generate=false
+// +groupName=example.com
+package v1
