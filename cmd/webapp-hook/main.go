@@ -1,4 +1,3 @@
-// Command webapp-hook serves Metacontroller's sync and finalize hooks for the WebApp resource.
 package main
 
 import (
@@ -101,8 +100,11 @@ func version() string {
 
 // Config is the service configuration, from flags and environment variables.
 type Config struct {
-	// Addr is the listen address, for example ":8080" or "127.0.0.1:0".
+	// Addr is the listen address of the hooks and health checks, for example ":8080" or "127.0.0.1:0".
 	Addr string
+	// MetricsAddr is the listen address of GET /metrics, apart from the hooks so that a network
+	// policy can admit Prometheus there and only Metacontroller to Addr. Empty serves no metrics.
+	MetricsAddr string
 	// MaxBodyBytes limits hook request bodies.
 	MaxBodyBytes int64
 	// CacheBytes bounds the answers kept for repeated requests; 0 disables the cache.
@@ -136,11 +138,13 @@ type Main struct {
 	// Logger writes JSON lines to stderr; ParseFlags sets its level.
 	Logger *slog.Logger
 
-	stderr   io.Writer
-	listener net.Listener
-	server   *http.Server
-	handler  *webhook.Handler
-	serveErr chan error
+	stderr          io.Writer
+	listener        net.Listener
+	metricsListener net.Listener // nil when MetricsAddr is empty
+	server          *http.Server
+	metricsServer   *http.Server
+	handler         *webhook.Handler
+	serveErr        chan error
 	// stopReload ends the reload goroutine, through stopReloading.
 	stopReload     chan struct{}
 	stopReloadOnce sync.Once
@@ -156,6 +160,7 @@ func NewMain(stderr io.Writer) *Main {
 	return &Main{
 		Config: Config{
 			Addr:            ":8080",
+			MetricsAddr:     ":9090",
 			MaxBodyBytes:    webhook.DefaultMaxBodyBytes,
 			CacheBytes:      webhook.DefaultCacheBytes,
 			ShutdownDelay:   defaultShutdownDelay,
@@ -175,7 +180,8 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 	fs := flag.NewFlagSet("webapp-hook", flag.ContinueOnError)
 	fs.SetOutput(m.stderr)
 	c := &m.Config
-	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address (env ADDR)")
+	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address of the hooks and health checks (env ADDR)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "listen address of GET /metrics; empty: no metrics (env METRICS_ADDR)")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "largest accepted request body in bytes; larger ones get 413 (env MAX_BODY_BYTES)")
 	fs.IntVar(&c.CacheBytes, "cache-bytes", c.CacheBytes, "memory for answers to requests that come again byte for byte, as resyncs do; 0 disables (env CACHE_BYTES)")
 	fs.DurationVar(&c.ShutdownDelay, "shutdown-delay", c.ShutdownDelay, "how long to keep serving after SIGTERM with /readyz failing, so endpoints drop the pod first (env SHUTDOWN_DELAY)")
@@ -188,7 +194,7 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage:
-  webapp-hook [flags]                 serve the sync and finalize hooks
+  webapp-hook [flags]                 serve the sync and finalize hooks, and metrics
   webapp-hook render -f webapp.yaml   print, as YAML, the children a new WebApp would get
   webapp-hook sync < request.json     answer one hook request from standard input
 
@@ -269,10 +275,17 @@ func (m *Main) Open() error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)
 	}
+	var metricsLn net.Listener
+	if m.Config.MetricsAddr != "" {
+		if metricsLn, err = net.Listen("tcp", m.Config.MetricsAddr); err != nil {
+			ln.Close()
+			return fmt.Errorf("listen on %s for metrics: %w", m.Config.MetricsAddr, err)
+		}
+	}
 	if tlsFiles != nil {
 		ln = tls.NewListener(ln, tlsFiles.Config())
 	}
-	m.listener = ln
+	m.listener, m.metricsListener = ln, metricsLn
 	m.handler = webhook.New(webhook.Options{
 		Logger:            m.Logger,
 		MaxBodyBytes:      m.Config.MaxBodyBytes,
@@ -294,9 +307,24 @@ func (m *Main) Open() error {
 		ErrorLog:          slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn),
 	}
 	m.server = srv
-	m.serveErr = make(chan error, 1)
+	m.serveErr = make(chan error, 2)
 	go func() { m.serveErr <- srv.Serve(ln) }()
 	m.Logger.Info("serving", "addr", ln.Addr().String())
+	if metricsLn != nil {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", m.handler.MetricsHandler())
+		m.metricsServer = &http.Server{
+			Handler:           mux,
+			ReadHeaderTimeout: m.Config.ReadHeaderTimeout,
+			ReadTimeout:       readTimeout,
+			WriteTimeout:      writeTimeout,
+			IdleTimeout:       idleTimeout,
+			MaxHeaderBytes:    maxHeaderBytes,
+			ErrorLog:          srv.ErrorLog,
+		}
+		go func() { m.serveErr <- m.metricsServer.Serve(metricsLn) }()
+		m.Logger.Info("serving metrics", "addr", metricsLn.Addr().String())
+	}
 	return nil
 }
 
@@ -334,12 +362,20 @@ func (m *Main) reload(tokens *webhook.TokenFile, tlsFiles *webhook.TLSFiles) {
 	}
 }
 
-// Addr is the bound listen address; nil before Open.
+// Addr is the bound listen address of the hooks; nil before Open.
 func (m *Main) Addr() net.Addr {
 	if m.listener == nil {
 		return nil
 	}
 	return m.listener.Addr()
+}
+
+// MetricsAddr is the bound listen address of the metrics; nil before Open or without metrics.
+func (m *Main) MetricsAddr() net.Addr {
+	if m.metricsListener == nil {
+		return nil
+	}
+	return m.metricsListener.Addr()
 }
 
 // Run opens the server and serves until ctx is done, then closes it gracefully.
@@ -351,7 +387,12 @@ func (m *Main) Run(ctx context.Context) error {
 	case <-ctx.Done():
 		return m.Close()
 	case err := <-m.serveErr:
+		// One server failed: stop the other too, at once, and exit so that Kubernetes restarts us.
 		m.stopReloading()
+		m.server.Close()
+		if m.metricsServer != nil {
+			m.metricsServer.Close()
+		}
 		return fmt.Errorf("serve: %w", err)
 	}
 }
@@ -375,11 +416,20 @@ func (m *Main) shutdown() error {
 	time.Sleep(m.Config.ShutdownDelay)
 	ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
 	defer cancel()
-	if err := m.server.Shutdown(ctx); err != nil {
+	err := m.server.Shutdown(ctx)
+	servers := 1
+	if m.metricsServer != nil {
+		// Metrics are served to the end, so that the shutdown itself can be scraped.
+		err = errors.Join(err, m.metricsServer.Shutdown(ctx))
+		servers++
+	}
+	if err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	if err := <-m.serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve: %w", err)
+	for range servers {
+		if err := <-m.serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("serve: %w", err)
+		}
 	}
 	return nil
 }

@@ -22,16 +22,17 @@ func TestParseFlags(t *testing.T) {
 		want    Config
 		wantErr string
 	}{
-		{name: "defaults", want: Config{Addr: ":8080", MaxBodyBytes: 4 << 20, CacheBytes: 2 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second}},
-		{name: "environment", env: map[string]string{"ADDR": ":9090", "MAX_BODY_BYTES": "1024", "SHUTDOWN_DELAY": "0s", "SHUTDOWN_TIMEOUT": "3s", "LOG_LEVEL": "debug"},
-			want: Config{Addr: ":9090", MaxBodyBytes: 1024, CacheBytes: 2 << 20, ShutdownTimeout: 3 * time.Second, LogLevel: "debug", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second}},
+		{name: "defaults", want: Config{Addr: ":8080", MetricsAddr: ":9090", MaxBodyBytes: 4 << 20, CacheBytes: 2 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second}},
+		{name: "environment", env: map[string]string{"ADDR": ":9090", "METRICS_ADDR": "127.0.0.1:9100", "MAX_BODY_BYTES": "1024", "SHUTDOWN_DELAY": "0s", "SHUTDOWN_TIMEOUT": "3s", "LOG_LEVEL": "debug"},
+			want: Config{Addr: ":9090", MetricsAddr: "127.0.0.1:9100", MaxBodyBytes: 1024, CacheBytes: 2 << 20, ShutdownTimeout: 3 * time.Second, LogLevel: "debug", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second}},
 		{name: "flags win over environment", args: []string{"--addr", "127.0.0.1:7000"}, env: map[string]string{"ADDR": ":9090"},
-			want: Config{Addr: "127.0.0.1:7000", MaxBodyBytes: 4 << 20, CacheBytes: 2 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second}},
+			want: Config{Addr: "127.0.0.1:7000", MetricsAddr: ":9090", MaxBodyBytes: 4 << 20, CacheBytes: 2 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second}},
 		{name: "negative delay", args: []string{"--shutdown-delay", "-1s"}, wantErr: "-shutdown-delay must not be negative"},
 		{name: "bad environment value", env: map[string]string{"MAX_BODY_BYTES": "lots"}, wantErr: `environment MAX_BODY_BYTES="lots"`},
 		{name: "non-positive body limit", args: []string{"--max-body-bytes", "0"}, wantErr: "-max-body-bytes must be positive, got 0"},
 		{name: "bad log level", args: []string{"--log-level", "loud"}, wantErr: "-log-level"},
 		{name: "stray argument", args: []string{"serve"}, wantErr: "unexpected arguments: serve"},
+		{name: "no metrics", args: []string{"--metrics-addr="}, want: Config{Addr: ":8080", MaxBodyBytes: 4 << 20, CacheBytes: 2 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,7 +58,7 @@ func TestParseFlags(t *testing.T) {
 func startMain(t *testing.T) (*Main, string) {
 	t.Helper()
 	m := NewMain(io.Discard)
-	if err := m.ParseFlags([]string{"--addr", "127.0.0.1:0", "--shutdown-delay", "400ms", "--shutdown-timeout", "5s"}, func(string) string { return "" }); err != nil {
+	if err := m.ParseFlags([]string{"--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--shutdown-delay", "400ms", "--shutdown-timeout", "5s"}, func(string) string { return "" }); err != nil {
 		t.Fatal(err)
 	}
 	m.Config.ReadHeaderTimeout = 300 * time.Millisecond
@@ -69,32 +70,42 @@ func startMain(t *testing.T) (*Main, string) {
 }
 
 func TestMainServes(t *testing.T) {
-	_, base := startMain(t)
+	m, base := startMain(t)
+	metrics := "http://" + m.MetricsAddr().String()
 	body, err := os.ReadFile("../../examples/create.request.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		method, path string
-		body         []byte
-		wantCode     int
+		method, url string
+		body        []byte
+		wantCode    int
+		wantBody    string // a substring
 	}{
-		{"POST", "/sync", body, 200},
-		{"POST", "/finalize", body, 200},
-		{"GET", "/healthz", nil, 200},
-		{"GET", "/readyz", nil, 200},
-		{"POST", "/sync", []byte("{"), 400},
+		{"POST", base + "/sync", body, 200, `"phase":"Pending"`},
+		{"POST", base + "/finalize", body, 200, `"finalized":true`},
+		{"GET", base + "/healthz", nil, 200, "ok"},
+		{"GET", base + "/readyz", nil, 200, "ok"},
+		{"POST", base + "/sync", []byte("{"), 400, "invalid JSON"},
+		{"GET", base + "/metrics", nil, 404, "no route"},
+		{"GET", metrics + "/metrics", nil, 200, `webapp_hook_requests_total{code="200",hook="sync"} 1`},
+		{"POST", metrics + "/metrics", nil, 405, ""},
+		{"POST", metrics + "/sync", body, 404, ""},
 	}
 	for _, tt := range tests {
-		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
-			req, _ := http.NewRequest(tt.method, base+tt.path, bytes.NewReader(tt.body))
+		t.Run(tt.method+" "+tt.url, func(t *testing.T) {
+			req, _ := http.NewRequest(tt.method, tt.url, bytes.NewReader(tt.body))
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer resp.Body.Close()
+			got, _ := io.ReadAll(resp.Body)
 			if resp.StatusCode != tt.wantCode {
 				t.Errorf("code = %d; want %d", resp.StatusCode, tt.wantCode)
+			}
+			if !strings.Contains(string(got), tt.wantBody) {
+				t.Errorf("body = %.300s; want it to contain %q", got, tt.wantBody)
 			}
 		})
 	}
@@ -185,7 +196,7 @@ func TestTokenFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := NewMain(io.Discard)
-	if err := m.ParseFlags([]string{"--addr", "127.0.0.1:0", "--token-file", path, "--shutdown-delay", "0s"}, func(string) string { return "" }); err != nil {
+	if err := m.ParseFlags([]string{"--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--token-file", path, "--shutdown-delay", "0s"}, func(string) string { return "" }); err != nil {
 		t.Fatal(err)
 	}
 	m.Config.ReloadInterval = 20 * time.Millisecond
@@ -230,7 +241,7 @@ func TestTokenFile(t *testing.T) {
 		t.Errorf("rotated-out token: %d; want 401", got)
 	}
 	missing := NewMain(io.Discard)
-	missing.ParseFlags([]string{"--addr", "127.0.0.1:0", "--token-file", path + ".missing"}, func(string) string { return "" })
+	missing.ParseFlags([]string{"--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--token-file", path + ".missing"}, func(string) string { return "" })
 	if err := missing.Open(); err == nil {
 		missing.Close()
 		t.Error("Open with a missing token file succeeded; want an error, never an open hook")

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -113,9 +114,16 @@ func TestManifests(t *testing.T) {
 	if len(dep.Spec.Template.Spec.TopologySpreadConstraints) == 0 {
 		t.Error("no topology spread constraint")
 	}
-	if in := netpol.Spec.Ingress; len(in) != 1 || len(in[0].From) != 1 || in[0].From[0].NamespaceSelector == nil ||
-		in[0].From[0].NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"] != "metacontroller" {
-		t.Errorf("NetworkPolicy ingress = %+v; want only the metacontroller namespace", in)
+	// Who may reach which port: Metacontroller the hooks, the monitoring namespace the metrics.
+	admitted := map[string]string{}
+	for _, rule := range netpol.Spec.Ingress {
+		if len(rule.From) != 1 || rule.From[0].NamespaceSelector == nil || len(rule.Ports) != 1 {
+			t.Fatalf("NetworkPolicy rule %+v; want one namespace to one port", rule)
+		}
+		admitted[rule.Ports[0].Port.String()] = rule.From[0].NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"]
+	}
+	if want := map[string]string{"http": "metacontroller", "metrics": "monitoring"}; !maps.Equal(admitted, want) {
+		t.Errorf("NetworkPolicy admits %v; want %v", admitted, want)
 	}
 
 	if !cc.Spec.GenerateSelector {
@@ -136,6 +144,10 @@ func TestManifests(t *testing.T) {
 	}
 
 	container := dep.Spec.Template.Spec.Containers[0]
+	ports := map[string]int32{}
+	for _, p := range container.Ports {
+		ports[p.Name] = p.ContainerPort
+	}
 	port := container.Ports[0]
 	for _, hook := range []string{"sync", "finalize"} {
 		h, ok := cc.Spec.Hooks[hook]
@@ -168,8 +180,11 @@ func TestManifests(t *testing.T) {
 			t.Errorf("Service selector %s=%s does not match the hook's pods", k, v)
 		}
 	}
-	if !slices.Contains(container.Args, "--addr=:8080") || port.ContainerPort != 8080 {
-		t.Errorf("args %v, containerPort %d; want --addr=:8080 and 8080", container.Args, port.ContainerPort)
+	if !slices.Contains(container.Args, "--addr=:8080") || ports["http"] != 8080 || port.Name != "http" {
+		t.Errorf("args %v, ports %v; want --addr=:8080 and the first port http on 8080", container.Args, ports)
+	}
+	if !slices.Contains(container.Args, "--metrics-addr=:9090") || ports["metrics"] != 9090 {
+		t.Errorf("args %v, ports %v; want --metrics-addr=:9090 and a metrics port 9090", container.Args, ports)
 	}
 	if p := container.ReadinessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/readyz" {
 		t.Error("readiness probe is not GET /readyz")
@@ -177,8 +192,8 @@ func TestManifests(t *testing.T) {
 	if p := container.LivenessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz" {
 		t.Error("liveness probe is not GET /healthz")
 	}
-	if a := dep.Spec.Template.Annotations; a["prometheus.io/scrape"] != "true" || a["prometheus.io/path"] != "/metrics" || a["prometheus.io/port"] != fmt.Sprint(port.ContainerPort) {
-		t.Errorf("scrape annotations = %v; want scrape true on /metrics at the container port", a)
+	if a := dep.Spec.Template.Annotations; a["prometheus.io/scrape"] != "true" || a["prometheus.io/path"] != "/metrics" || a["prometheus.io/port"] != fmt.Sprint(ports["metrics"]) {
+		t.Errorf("scrape annotations = %v; want scrape true on /metrics at the metrics port", a)
 	}
 	sc, psc := container.SecurityContext, dep.Spec.Template.Spec.SecurityContext
 	switch {

@@ -13,7 +13,6 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/example/webapp-operator/sync"
 	"github.com/example/webapp-operator/webhook"
 )
 
@@ -90,7 +89,10 @@ func runRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %s", *file, out)
 		return 1
 	}
-	var resp sync.Response
+	var resp struct {
+		Status   struct{ Message string }
+		Children []json.RawMessage
+	}
 	if err := json.Unmarshal(out, &resp); err != nil {
 		fmt.Fprintf(stderr, "decode answer: %v\n", err)
 		return 1

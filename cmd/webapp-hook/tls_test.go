@@ -80,7 +80,7 @@ func TestTLS(t *testing.T) {
 	certFile, keyFile, caFile := write("tls.crt", serverCert), write("tls.key", serverKey), write("ca.crt", ca.pem)
 
 	m := NewMain(io.Discard)
-	args := []string{"--addr", "127.0.0.1:0", "--tls-cert-file", certFile, "--tls-key-file", keyFile, "--client-ca-file", caFile, "--shutdown-delay", "0s"}
+	args := []string{"--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--tls-cert-file", certFile, "--tls-key-file", keyFile, "--client-ca-file", caFile, "--shutdown-delay", "0s"}
 	if err := m.ParseFlags(args, func(string) string { return "" }); err != nil {
 		t.Fatal(err)
 	}

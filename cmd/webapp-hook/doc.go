@@ -1,0 +1,10 @@
+// Command webapp-hook serves Metacontroller's sync and finalize hooks for the WebApp resource,
+// its health checks, and its Prometheus metrics on a listener of their own.
+//
+// Usage:
+//
+//	webapp-hook [flags]                 serve (every flag also reads an environment variable)
+//	webapp-hook render -f webapp.yaml   print the children a new WebApp would get
+//	webapp-hook sync < request.json     answer one hook request from standard input
+//	webapp-hook --help                  list the flags, their variables and defaults
+package main
