@@ -19,3 +19,21 @@ fi
 free_addr() {
   echo "127.0.0.1:$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 }
+
+# deployed_env prints the environment variables the hook's Deployment sets
+# (metacontroller/base/hook.yaml) as NAME=value words, so that benchmarks run the hook with the
+# memory settings it ships with.
+deployed_env() {
+  awk '
+    /^ *env:$/ { inenv = 1; indent = index($0, "e"); next }
+    inenv && /^ *#/ { next }
+    inenv && index($0, "-") != indent && index($0, "  ") < indent + 2 && $1 != "value:" { inenv = 0 }
+    inenv && $1 == "-" && $2 == "name:" { name = $3 }
+    inenv && $1 == "value:" { v = $2; gsub(/"/, "", v); print name "=" v }
+  ' metacontroller/base/hook.yaml
+}
+
+# build_hook OUT builds webapp-hook as the Dockerfile does.
+build_hook() {
+  CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$1" ./cmd/webapp-hook
+}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Soak: drives webapp-hook at full load (wrk, 16 connections, every request different so that
-# both caches fill and churn) for DURATION after a WARMUP, and compares its resident memory at the
+# Soak: drives webapp-hook, with the environment its Deployment sets, at full load (wrk, 16
+# connections, every request different so that the answer cache fills and churns) for DURATION after a WARMUP, and compares its resident memory at the
 # start and at the end. Fails when memory grew more than 10% or any request failed.
 #
 #   bench/soak.sh [REQUEST.json]       DURATION=60s WARMUP=10s CONNS=16 bench/soak.sh
@@ -19,9 +19,10 @@ pid=
 cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 
-CGO_ENABLED=0 go build -o "$work/webapp-hook" ./cmd/webapp-hook
+build_hook "$work/webapp-hook"
 addr=$(free_addr)
-"$work/webapp-hook" --addr "$addr" --log-level warn 2> "$work/hook.err" &
+read -ra hook_env <<< "$(deployed_env | tr '\n' ' ')"
+env "${hook_env[@]}" "$work/webapp-hook" --addr "$addr" --metrics-addr= --log-level warn 2> "$work/hook.err" &
 pid=$!
 for _ in $(seq 100); do curl -s -o /dev/null "http://$addr/healthz" && break; sleep 0.05; done
 
@@ -31,10 +32,17 @@ wrk.headers["Content-Type"] = "application/json"
 local f = io.open("$(realpath "$BODY")", "rb")
 local rest = f:read("*a"):match("^%s*{(.*)$")
 f:close()
+-- Every request different, across wrk's threads and runs too (NONCE_RUN).
+local threads = 0
+function setup(thread)
+  thread:set("tid", threads)
+  threads = threads + 1
+end
+local run = os.getenv("NONCE_RUN") or ""
 local counter = 0
 request = function()
   counter = counter + 1
-  return wrk.format(nil, nil, nil, '{"nonce":' .. counter .. "," .. rest)
+  return wrk.format(nil, nil, nil, '{"nonce":"' .. run .. "-" .. tid .. "-" .. counter .. '",' .. rest)
 end
 done = function(summary, latency, requests)
   io.write(string.format("RESULT %d %.1f %d %d\n", summary.requests,
@@ -45,9 +53,9 @@ end
 LUA
 
 rss() { awk '/VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$pid/status"; }
-wrk -t2 -c"$CONNS" -d"$WARMUP" -s "$work/post.lua" "http://$addr/sync" > /dev/null
+NONCE_RUN=warmup wrk -t2 -c"$CONNS" -d"$WARMUP" -s "$work/post.lua" "http://$addr/sync" > /dev/null
 start=$(rss)
-result=$(wrk -t2 -c"$CONNS" -d"$DURATION" -s "$work/post.lua" "http://$addr/sync" | grep '^RESULT')
+result=$(NONCE_RUN=run wrk -t2 -c"$CONNS" -d"$DURATION" -s "$work/post.lua" "http://$addr/sync" | grep '^RESULT')
 end=$(rss)
 peak=$(awk '/VmHWM/ {printf "%.1f", $2 / 1024}' "/proc/$pid/status")
 read -r _ requests rate errors non2xx <<< "$result"
