@@ -1,12 +1,14 @@
 package sync
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -148,9 +150,9 @@ func keptObject(c *Child) map[string]any {
 			return obj
 		}
 	}
-	observed, err := decodeObject(c.Raw)
+	observed, err := observedObject(c)
 	if err != nil {
-		// DecodeRequest has already decoded Raw as an object; this cannot fail.
+		// DecodeRequest has already decoded the child as an object; this cannot fail.
 		panic(fmt.Sprintf("decode observed %s %s: %v", c.Kind, c.Name, err))
 	}
 	// Identity comes from the decoded fields. encoding/json, which Metacontroller uses, matches
@@ -189,6 +191,13 @@ func keptObject(c *Child) map[string]any {
 
 // lastApplied reads the configuration Metacontroller last applied to a child.
 func lastApplied(c *Child) string {
+	if c.Object != nil {
+		m, err := meta.Accessor(c.Object)
+		if err != nil {
+			return ""
+		}
+		return m.GetAnnotations()[AnnotationLastApplied]
+	}
 	var obj struct {
 		Metadata struct {
 			Annotations map[string]string `json:"annotations"`
@@ -198,6 +207,19 @@ func lastApplied(c *Child) string {
 		return ""
 	}
 	return obj.Metadata.Annotations[AnnotationLastApplied]
+}
+
+// observedObject returns a child as observed, as a JSON object: Raw, or the typed Object encoded
+// (which holds every field the apiserver stores for that kind).
+func observedObject(c *Child) (map[string]any, error) {
+	if c.Object == nil {
+		return decodeObject(c.Raw)
+	}
+	b, err := json.Marshal(c.Object)
+	if err != nil {
+		return nil, err
+	}
+	return decodeObject(b)
 }
 
 // decodeObject decodes a JSON object as the apimachinery does for unstructured objects: keys

@@ -57,6 +57,7 @@ func TestDecodeRequestErrors(t *testing.T) {
 		{"child without name", `{` + parent + `, "children": {"Service.v1": {"a": {"apiVersion": "v1", "kind": "Service", "metadata": {}}}}}`, `children["Service.v1"].a.metadata.name`, "required"},
 		{"child name not a string", `{` + parent + `, "children": {"Service.v1": {"n/a": {"apiVersion": "v1", "kind": "Service", "metadata": {"name": ["a"]}}}}}`, `children["Service.v1"]["n/a"].metadata.name`, "expected string, got JSON array"},
 		{"deployment status of the wrong type", `{` + parent + `, "children": {"Deployment.apps/v1": {"a": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"namespace": "n", "name": "a"}, "status": {"replicas": "3"}}}}}`, `children["Deployment.apps/v1"].a.status.replicas`, "expected integer (32-bit), got JSON string"},
+		{"a child filed under another kind", `{` + parent + `, "children": {"Deployment.apps/v1": {"a": {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "a"}}}}}`, `children["Deployment.apps/v1"].a`, "a v1 Service is filed under Deployment.apps/v1"},
 		{"service spec of the wrong type", `{` + parent + `, "children": {"Service.v1": {"a": {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "a"}, "spec": {"ports": {}}}}}}`, `children["Service.v1"].a.spec.ports`, "expected array, got JSON object"},
 	}
 	for _, tt := range tests {
@@ -496,4 +497,25 @@ func (r requestFile) decode(t *testing.T) *sync.Request {
 		t.Fatalf("%s: %v", r.file, err)
 	}
 	return req
+}
+
+// TestDecodeRequestDoesNotAlias checks that nothing decoded refers to the body, so that the
+// webhook may reuse a body's buffer as soon as the answer is written: every request decodes to
+// the same Request after its body is overwritten.
+func TestDecodeRequestDoesNotAlias(t *testing.T) {
+	for _, r := range requestFiles(t, "*.json") {
+		body := slices.Clone(r.body)
+		req := r.decode(t)
+		before := asJSON(t, req)
+		got, err := sync.DecodeRequest(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range body {
+			body[i] = 'x'
+		}
+		if after := asJSON(t, got); after != before {
+			t.Errorf("%s: the decoded request changed when its body was overwritten", filepath.Base(r.file))
+		}
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -439,14 +440,12 @@ func TestSyncInvalidSpec(t *testing.T) {
 
 func lastApplied(t *testing.T, c sync.Child) any {
 	t.Helper()
-	var v any
-	var obj struct {
-		Metadata struct{ Annotations map[string]string }
-	}
-	if err := json.Unmarshal(c.Raw, &obj); err != nil {
+	m, err := meta.Accessor(c.Object)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal([]byte(obj.Metadata.Annotations[sync.AnnotationLastApplied]), &v); err != nil {
+	var v any
+	if err := json.Unmarshal([]byte(m.GetAnnotations()[sync.AnnotationLastApplied]), &v); err != nil {
 		t.Fatal(err)
 	}
 	return v
