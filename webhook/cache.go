@@ -17,10 +17,11 @@ import (
 // The least recently used entries go first once maxBytes are held.
 //
 // Metacontroller resends each WebApp's request every resync period (60 s as deployed), so the
-// cache answers resyncs from memory while it holds one entry per WebApp: an entry costs its
-// answer (2.2 to 3.4 KB for a WebApp with a Deployment and a Service) plus about 450 bytes. With
-// more WebApps than fit, least-recently-used order evicts each entry before its WebApp comes
-// round again, and resyncs are decided afresh; docs/performance.md has the sizing table.
+// cache answers resyncs from memory while it holds an entry for every WebApp and for every other
+// request that came in between: an entry costs its answer (about 1.6 KB for a WebApp with a
+// Deployment and a Service) plus about 450 bytes. With more than fit, least-recently-used order
+// evicts each entry before its WebApp comes round again, and resyncs are decided afresh;
+// docs/performance.md has the sizing rule.
 type answerCache struct {
 	seeds    [2]maphash.Seed
 	maxBytes int

@@ -19,7 +19,8 @@ type metrics struct {
 	decisions *prometheus.CounterVec
 	inFlight  prometheus.Gauge
 	panics    prometheus.Counter
-	cache     *prometheus.CounterVec
+	// cacheHits and cacheMisses count answer cache lookups.
+	cacheHits, cacheMisses prometheus.Counter
 }
 
 // newMetrics registers the handler's metrics; c is its answer cache, nil when disabled.
@@ -47,12 +48,13 @@ func newMetrics(c *answerCache) *metrics {
 			Name: "webapp_hook_panics_total",
 			Help: "Panics recovered into a 500; any is a bug.",
 		}),
-		cache: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "webapp_hook_answer_cache_requests_total",
-			Help: "Hook calls looked up in the answer cache, by result: hit (answered from memory) or miss.",
-		}, []string{"result"}),
 	}
-	m.registry.MustRegister(m.requests, m.duration, m.decisions, m.inFlight, m.panics, m.cache,
+	lookups := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "webapp_hook_answer_cache_requests_total",
+		Help: "Hook calls looked up in the answer cache, by result: hit (answered from memory) or miss.",
+	}, []string{"result"})
+	m.cacheHits, m.cacheMisses = lookups.WithLabelValues("hit"), lookups.WithLabelValues("miss")
+	m.registry.MustRegister(m.requests, m.duration, m.decisions, m.inFlight, m.panics, lookups,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "webapp_hook_answer_cache_bytes",
 			Help: "Bytes of answers held by the answer cache; at most --cache-bytes.",
@@ -62,8 +64,6 @@ func newMetrics(c *answerCache) *metrics {
 			Help: "Answers held by the answer cache.",
 		}, func() float64 { return float64(c.stats().entries) }),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m.cache.WithLabelValues("hit")
-	m.cache.WithLabelValues("miss")
 	return m
 }
 

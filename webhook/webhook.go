@@ -2,16 +2,17 @@ package webhook
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"mime"
 	"net/http"
 	"runtime/debug"
 	"strings"
+	stdsync "sync"
 	"sync/atomic"
 	"time"
 
@@ -24,10 +25,11 @@ import (
 const DefaultMaxBodyBytes = 4 << 20
 
 // DefaultCacheBytes is the size of the answer cache that the webapp-hook command uses by default.
-// Answers measure 2.6 KB for a WebApp with a Deployment and a Service (examples/*.response.json and
-// Metacontroller's recorded requests: 2.2 to 3.4 KB) plus about 100 bytes of bookkeeping each, so
-// 2 MiB holds the answers of about 750 WebApps.
-const DefaultCacheBytes = 2 << 20
+// A sync answer for a WebApp with a Deployment and a Service measures about 1.6 KB (1.1 to 1.9 KB
+// for the examples and Metacontroller's recorded requests) and its entry about 2.1 KB with its
+// bookkeeping, so 1 MiB holds the answers of about 500 WebApps. docs/performance.md says how to
+// size it.
+const DefaultCacheBytes = 1 << 20
 
 // Options configure a Handler. The zero value is usable.
 type Options struct {
@@ -132,7 +134,14 @@ func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string)
 	if ct := r.Header.Get("Content-Type"); !jsonContentType(ct) {
 		return &Error{Code: http.StatusUnsupportedMediaType, Message: fmt.Sprintf("content type %q is not supported: send application/json", ct)}
 	}
-	body, err := readBody(w, r, h.opts.MaxBodyBytes)
+	buf := bodyBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledBody {
+			buf.Reset()
+			bodyBuffers.Put(buf)
+		}
+	}()
+	body, err := readBody(buf, w, r, h.opts.MaxBodyBytes)
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
@@ -144,11 +153,11 @@ func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string)
 	if h.cache != nil {
 		key = h.cache.key(r.URL.Path, body)
 		if e := h.cache.get(key); e != nil {
-			h.metrics.cache.WithLabelValues("hit").Inc()
+			h.metrics.cacheHits.Inc()
 			h.writeAnswer(w, r, e, start, true)
 			return nil
 		}
-		h.metrics.cache.WithLabelValues("miss").Inc()
+		h.metrics.cacheMisses.Inc()
 	}
 	req, err := sync.DecodeRequest(body)
 	if err != nil {
@@ -161,7 +170,7 @@ func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string)
 	} else {
 		resp = sync.Sync(req, h.opts.Now())
 	}
-	out, err := json.Marshal(resp)
+	out, err := resp.MarshalJSON() // the encoding itself: json.Marshal would check and copy it once more
 	if err != nil {
 		return fmt.Errorf("encode %s response: %w", hook, err)
 	}
@@ -206,12 +215,11 @@ func (h *Handler) writeAnswer(w http.ResponseWriter, r *http.Request, e *cacheEn
 	)
 }
 
-// etag is a strong validator of an answer: a quoted hex FNV-1a 128-bit hash of its exact bytes.
-// It is the same in every replica, so Metacontroller may reach any of them.
+// etag is a strong validator of an answer: the first 128 bits of the SHA-256 of its exact bytes,
+// in hex and quoted. It is the same in every replica, so Metacontroller may reach any of them.
 func etag(answer []byte) string {
-	h := fnv.New128a()
-	h.Write(answer)
-	return `"` + hex.EncodeToString(h.Sum(nil)) + `"`
+	sum := sha256.Sum256(answer)
+	return `"` + hex.EncodeToString(sum[:16]) + `"`
 }
 
 // etagMatches reports whether an If-None-Match header names etag: "*", or a list of entity tags
@@ -240,11 +248,17 @@ func jsonContentType(ct string) bool {
 	return err == nil && (mediaType == "application/json" || mediaType == "application/x-www-form-urlencoded")
 }
 
-// readBody reads a request body of at most limit bytes. The buffer is sized from Content-Length
-// when the client sent one, up to maxPresized, so that a false claim cannot make the hook reserve
-// memory before anything arrives; larger bodies grow the buffer as they come.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	var buf bytes.Buffer
+// bodyBuffers holds request body buffers between calls. Nothing decoded from a body refers to
+// it (sync.DecodeRequest copies what it keeps), so a buffer goes back as soon as the answer is
+// written, if it is at most maxPooledBody.
+var bodyBuffers = stdsync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledBody = 64 << 10
+
+// readBody reads a request body of at most limit bytes into buf. The buffer is grown from
+// Content-Length when the client sent one, up to maxPresized, so that a false claim cannot make
+// the hook reserve memory before anything arrives; larger bodies grow it as they come.
+func readBody(buf *bytes.Buffer, w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength > 0 {
 		// ReadFrom keeps MinRead bytes free to see EOF.
 		buf.Grow(int(min(r.ContentLength, limit, maxPresized)) + bytes.MinRead)

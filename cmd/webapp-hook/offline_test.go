@@ -119,8 +119,9 @@ func TestHelp(t *testing.T) {
 	for _, want := range []string{
 		"webapp-hook render -f", "webapp-hook sync <",
 		"-addr", "(env ADDR)", `(default ":8080")`,
+		"-metrics-addr", "(env METRICS_ADDR)", `(default ":9090")`,
 		"-max-body-bytes", "(env MAX_BODY_BYTES)", "(default 4194304)",
-		"-cache-bytes", "(env CACHE_BYTES)", "(default 2097152)",
+		"-cache-bytes", "(env CACHE_BYTES)", "(default 1048576)",
 		"-shutdown-delay", "(env SHUTDOWN_DELAY)", "(default 5s)",
 		"-shutdown-timeout", "(env SHUTDOWN_TIMEOUT)", "(default 20s)",
 		"-log-level", "(env LOG_LEVEL)", `(default "info")`,
