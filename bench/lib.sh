@@ -37,3 +37,32 @@ deployed_env() {
 build_hook() {
   CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$1" ./cmd/webapp-hook
 }
+
+# post_lua BODY VARY prints the part of a wrk script shared by the benchmarks: POST BODY, and with
+# VARY non-empty make every request different, across wrk's threads and runs too: each thread
+# numbers its requests, and the nonce also names the thread and the run (NONCE_RUN).
+post_lua() {
+  cat <<LUA
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local f = io.open("$(realpath "$1")", "rb")
+wrk.body = f:read("*a")
+f:close()
+local vary = "$2" ~= ""
+local rest = wrk.body:match("^%s*{(.*)$")
+local threads = 0
+function setup(thread)
+  thread:set("tid", threads)
+  threads = threads + 1
+end
+local run = os.getenv("NONCE_RUN") or ""
+local counter = 0
+request = function()
+  if not vary then
+    return wrk.format()
+  end
+  counter = counter + 1
+  return wrk.format(nil, nil, nil, '{"nonce":"' .. run .. "-" .. tid .. "-" .. counter .. '",' .. rest)
+end
+LUA
+}

@@ -67,30 +67,7 @@ printf 'module limit\n\ngo 1.26\n' > "$work/limit/go.mod"
 (cd "$work/limit" && CGO_ENABLED=0 go build -o "$work/limit-server" .)
 build_hook "$work/webapp-hook"
 
-cat > "$work/post.lua" <<LUA
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-local f = io.open("$(realpath "$BODY")", "rb")
-wrk.body = f:read("*a")
-f:close()
-local vary = "${VARY:-}" ~= ""
-local rest = wrk.body:match("^%s*{(.*)$")
--- Every request different means different across wrk's threads and runs too: each thread numbers
--- its requests, and the nonce also names the thread and the run (NONCE_RUN).
-local threads = 0
-function setup(thread)
-  thread:set("tid", threads)
-  threads = threads + 1
-end
-local run = os.getenv("NONCE_RUN") or ""
-local counter = 0
-request = function()
-  if not vary then
-    return wrk.format()
-  end
-  counter = counter + 1
-  return wrk.format(nil, nil, nil, '{"nonce":"' .. run .. "-" .. tid .. "-" .. counter .. '",' .. rest)
-end
+{ post_lua "$BODY" "${VARY:-}"; cat <<'LUA'; } > "$work/post.lua"
 done = function(summary, latency, requests)
   io.write(string.format("RESULT %.1f %.3f %.3f %d %d\n",
     summary.requests / (summary.duration / 1e6),

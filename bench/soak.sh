@@ -26,24 +26,7 @@ env "${hook_env[@]}" "$work/webapp-hook" --addr "$addr" --metrics-addr= --log-le
 pid=$!
 for _ in $(seq 100); do curl -s -o /dev/null "http://$addr/healthz" && break; sleep 0.05; done
 
-cat > "$work/post.lua" <<LUA
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-local f = io.open("$(realpath "$BODY")", "rb")
-local rest = f:read("*a"):match("^%s*{(.*)$")
-f:close()
--- Every request different, across wrk's threads and runs too (NONCE_RUN).
-local threads = 0
-function setup(thread)
-  thread:set("tid", threads)
-  threads = threads + 1
-end
-local run = os.getenv("NONCE_RUN") or ""
-local counter = 0
-request = function()
-  counter = counter + 1
-  return wrk.format(nil, nil, nil, '{"nonce":"' .. run .. "-" .. tid .. "-" .. counter .. '",' .. rest)
-end
+{ post_lua "$BODY" vary; cat <<'LUA'; } > "$work/post.lua"
 done = function(summary, latency, requests)
   io.write(string.format("RESULT %d %.1f %d %d\n", summary.requests,
     summary.requests / (summary.duration / 1e6),
