@@ -429,54 +429,32 @@ func requestError(err error, at string, in []byte) error {
 	return &RequestError{Field: at, Problem: "invalid JSON: " + err.Error()}
 }
 
-// valueAt returns the raw JSON value at pointer p in the JSON text in, or nil. It is only used to
-// quote a value in an error message.
+// valueAt returns the JSON value at pointer p in the JSON text in, or nil. It is only used to
+// quote a value in an error message, so it decodes in whole, generically.
 func valueAt(in []byte, p jsontext.Pointer) jsontext.Value {
-	dec := jsontext.NewDecoder(bytes.NewReader(in), decodeOptions)
+	var v any
+	if jsonv2.Unmarshal(in, &v, decodeOptions) != nil {
+		return nil
+	}
 	for tok := range p.Tokens() {
-		if !enter(dec, tok) {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
 			return nil
 		}
 	}
-	v, err := dec.ReadValue()
+	b, err := jsonv2.Marshal(v)
 	if err != nil {
 		return nil
 	}
-	return v.Clone()
-}
-
-// enter moves dec to the member named tok of the object, or the element at index tok of the
-// array, that comes next; it reports whether there is one.
-func enter(dec *jsontext.Decoder, tok string) bool {
-	switch dec.PeekKind() {
-	case '{':
-		dec.ReadToken()
-		for dec.PeekKind() != '}' {
-			name, err := dec.ReadToken()
-			if err != nil {
-				return false
-			}
-			if name.String() == tok {
-				return true
-			}
-			if dec.SkipValue() != nil {
-				return false
-			}
-		}
-	case '[':
-		i, err := strconv.Atoi(tok)
-		if err != nil {
-			return false
-		}
-		dec.ReadToken()
-		for ; i > 0; i-- {
-			if dec.PeekKind() == ']' || dec.SkipValue() != nil {
-				return false
-			}
-		}
-		return dec.PeekKind() != ']'
-	}
-	return false
+	return b
 }
 
 // isNumberSyntax reports json/v2's error for a number that is not an integer, which the
