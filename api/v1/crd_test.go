@@ -90,8 +90,8 @@ func TestCRDDescriptions(t *testing.T) {
 		for name, sub := range props {
 			walk(path+"."+name, sub)
 		}
-		if items := get(schema, "items"); items != nil {
-			walk(path+"[]", items)
+		if items := get(schema, "items"); items != nil && get(items, "type") == "object" {
+			walk(path+"[]", items) // a list of objects: its items' fields need descriptions too
 		}
 	}
 	for _, top := range []string{"spec", "status"} {

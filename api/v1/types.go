@@ -2,7 +2,9 @@ package v1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 //go:generate go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0 crd:crdVersions=v1 paths=./... output:crd:artifacts:config=../../crds
@@ -49,6 +51,8 @@ type WebApp struct {
 
 // WebAppSpec is the desired state of a WebApp. A zero Replicas means scaled to zero, not "use the default":
 // the default of 1 applies only when the field is omitted, which the CRD schema and the hook both do.
+// +kubebuilder:validation:XValidation:rule="!has(self.ingress) || has(self.port)",message="ingress needs port: the Ingress routes to the Service that port makes",fieldPath=".ingress"
+// +kubebuilder:validation:XValidation:rule="!has(self.healthCheck) || has(self.healthCheck.port) || has(self.port)",message="healthCheck needs a port: set healthCheck.port or port",fieldPath=".healthCheck"
 type WebAppSpec struct {
 	// image is the container image to run, as a reference such as "nginx:1.27" or
 	// "registry.example.com/team/app@sha256:...". Changing it starts a rolling update.
@@ -80,6 +84,214 @@ type WebAppSpec struct {
 	// resources are the compute resources (CPU, memory) the container requests and is limited to.
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// command replaces the image's entrypoint, as the container's command.
+	// +optional
+	// +listType=atomic
+	Command []string `json:"command,omitempty"`
+
+	// args are the arguments to the entrypoint, as the container's args.
+	// +optional
+	// +listType=atomic
+	Args []string `json:"args,omitempty"`
+
+	// envFrom sets environment variables from every key of ConfigMaps and Secrets, as the
+	// container's envFrom. Each entry names exactly one of configMapRef or secretRef.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:rule="self.all(e, [has(e.configMapRef), has(e.secretRef)].filter(x, x).size() == 1)",message="each envFrom entry needs exactly one of configMapRef or secretRef"
+	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
+
+	// healthCheck is the HTTP endpoint that says the app can serve. It becomes an HTTP GET
+	// readinessProbe, so that a pod gets traffic only once it answers, and a startupProbe that
+	// gives the app about 5 minutes to start before it counts as failed. It adds no livenessProbe.
+	// An explicit readinessProbe or startupProbe replaces the one it would make.
+	// +optional
+	HealthCheck *HealthCheck `json:"healthCheck,omitempty"`
+
+	// readinessProbe is the container's readiness probe, as in a Pod. It replaces the one
+	// healthCheck makes.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="[has(self.exec), has(self.httpGet), has(self.tcpSocket), has(self.grpc)].filter(x, x).size() == 1",message="a probe needs exactly one of exec, httpGet, tcpSocket or grpc"
+	ReadinessProbe *corev1.Probe `json:"readinessProbe,omitempty"`
+
+	// livenessProbe is the container's liveness probe, as in a Pod: the kubelet restarts the
+	// container when it fails. There is none unless it is set here.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="[has(self.exec), has(self.httpGet), has(self.tcpSocket), has(self.grpc)].filter(x, x).size() == 1",message="a probe needs exactly one of exec, httpGet, tcpSocket or grpc"
+	// +kubebuilder:validation:XValidation:rule="!has(self.successThreshold) || self.successThreshold == 1",message="successThreshold must be 1 for a livenessProbe"
+	LivenessProbe *corev1.Probe `json:"livenessProbe,omitempty"`
+
+	// startupProbe is the container's startup probe, as in a Pod. It replaces the one healthCheck
+	// makes.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="[has(self.exec), has(self.httpGet), has(self.tcpSocket), has(self.grpc)].filter(x, x).size() == 1",message="a probe needs exactly one of exec, httpGet, tcpSocket or grpc"
+	// +kubebuilder:validation:XValidation:rule="!has(self.successThreshold) || self.successThreshold == 1",message="successThreshold must be 1 for a startupProbe"
+	StartupProbe *corev1.Probe `json:"startupProbe,omitempty"`
+
+	// volumes are mounted into the container: config files from a ConfigMap or a Secret, or
+	// scratch space. Names and mount paths are unique.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:rule="self.all(v, self.exists_one(w, w.mountPath == v.mountPath))",message="each volume needs a mountPath of its own"
+	Volumes []Volume `json:"volumes,omitempty"`
+
+	// imagePullSecrets name the Secrets, in the WebApp's namespace, that hold credentials for
+	// pulling the image from a private registry, as the pod's imagePullSecrets.
+	// +optional
+	// +listType=atomic
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+
+	// serviceAccountName is the ServiceAccount the pods run as. Empty means the namespace's default.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// strategy tunes the Deployment's rolling update.
+	// +optional
+	Strategy *RolloutStrategy `json:"strategy,omitempty"`
+
+	// progressDeadlineSeconds is how long a rollout may go without progress before the Deployment,
+	// and so the WebApp, reports it as failed (phase Degraded). The Deployment's default is 600.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
+
+	// ingress exposes the app outside the cluster: a networking.k8s.io/v1 Ingress named after the
+	// WebApp routes host and path to the Service's port 80. It needs port. Removing it deletes the
+	// Ingress.
+	// +optional
+	Ingress *Ingress `json:"ingress,omitempty"`
+
+	// disruptionBudget keeps the app serving through voluntary disruptions such as node drains: a
+	// policy/v1 PodDisruptionBudget named after the WebApp, which exists only while the WebApp asks
+	// for 2 replicas or more. With one replica it would block a drain forever, so there is none.
+	// +optional
+	DisruptionBudget *DisruptionBudget `json:"disruptionBudget,omitempty"`
+}
+
+// HealthCheck is an HTTP endpoint that answers 2xx or 3xx once the app can serve.
+type HealthCheck struct {
+	// path is the HTTP path to GET, starting with "/", for example "/healthz".
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^/`
+	Path string `json:"path"`
+
+	// port is the container port to GET it on. It defaults to spec.port, and is required without it.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port *int32 `json:"port,omitempty"`
+}
+
+// Volume is a pod volume mounted into the container. Exactly one source is set.
+// +kubebuilder:validation:XValidation:rule="[has(self.configMap), has(self.secret), has(self.emptyDir)].filter(x, x).size() == 1",message="a volume needs exactly one of configMap, secret or emptyDir"
+type Volume struct {
+	// name names the volume in the pod: a DNS label, unique in the WebApp.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// mountPath is the absolute path in the container where the volume appears, unique in the WebApp.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^/`
+	MountPath string `json:"mountPath"`
+
+	// readOnly mounts the volume read-only.
+	// +optional
+	ReadOnly bool `json:"readOnly,omitempty"`
+
+	// configMap makes the keys of a ConfigMap in the WebApp's namespace files, as in a Pod.
+	// +optional
+	ConfigMap *corev1.ConfigMapVolumeSource `json:"configMap,omitempty"`
+
+	// secret makes the keys of a Secret in the WebApp's namespace files, as in a Pod.
+	// +optional
+	Secret *corev1.SecretVolumeSource `json:"secret,omitempty"`
+
+	// emptyDir is scratch space that lives as long as the pod, as in a Pod.
+	// +optional
+	EmptyDir *corev1.EmptyDirVolumeSource `json:"emptyDir,omitempty"`
+}
+
+// RolloutStrategy tunes a rolling update: how many pods above and below the desired count it may
+// run while it replaces them. Each is a count or a percentage of the desired replicas.
+type RolloutStrategy struct {
+	// maxSurge is how many pods may run above the desired count, for example 1 or "25%". The
+	// Deployment's default is 25%.
+	// +optional
+	MaxSurge *intstr.IntOrString `json:"maxSurge,omitempty"`
+
+	// maxUnavailable is how many of the desired pods may be unavailable, for example 0 or "25%".
+	// The Deployment's default is 25%. It cannot be 0 when maxSurge is 0.
+	// +optional
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+}
+
+// Ingress routes external HTTP traffic for a host (and a path under it) to the WebApp's Service.
+type Ingress struct {
+	// host is the DNS name clients use, for example "app.example.com"; "*.example.com" matches
+	// one label of any name.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Host string `json:"host"`
+
+	// path is the URL path routed to the app, starting with "/".
+	// +optional
+	// +kubebuilder:default="/"
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^/`
+	Path string `json:"path,omitempty"`
+
+	// pathType says how path matches: Prefix (by path element), Exact, or ImplementationSpecific.
+	// +optional
+	// +kubebuilder:default=Prefix
+	// +kubebuilder:validation:Enum=Prefix;Exact;ImplementationSpecific
+	PathType *networkingv1.PathType `json:"pathType,omitempty"`
+
+	// className is the IngressClass that serves this Ingress, as its ingressClassName. Empty means
+	// the cluster's default class.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ClassName *string `json:"className,omitempty"`
+
+	// tls serves the host over HTTPS with the certificate in a Secret, and makes status.url https.
+	// +optional
+	TLS *IngressTLS `json:"tls,omitempty"`
+
+	// annotations are set on the Ingress, for the ingress controller.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// IngressTLS names the certificate an Ingress serves its host with.
+type IngressTLS struct {
+	// secretName is the kubernetes.io/tls Secret, in the WebApp's namespace, that holds the
+	// certificate and key for the host.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	SecretName string `json:"secretName"`
+}
+
+// DisruptionBudget bounds the pods a voluntary disruption may take at once.
+type DisruptionBudget struct {
+	// maxUnavailable is how many pods may be unavailable during a voluntary disruption, a count or
+	// a percentage of the desired replicas, for example 1 or "25%".
+	// +optional
+	// +kubebuilder:default=1
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
 }
 
 // Phase is a WebApp's lifecycle phase, one word for humans and printer columns. Use conditions for automation.
@@ -102,8 +314,24 @@ const (
 	PhaseTerminating Phase = "Terminating"
 )
 
-// ConditionReady is the type of the one condition a WebApp carries.
-const ConditionReady = "Ready"
+// Condition types of a WebApp. Ready is always there; IngressReady only while spec.ingress is set.
+const (
+	// ConditionReady says whether the rollout of the current spec is complete.
+	ConditionReady = "Ready"
+	// ConditionIngressReady says whether the Ingress has been given a load-balancer address. Ready
+	// does not wait for it: many clusters have no ingress controller that reports one.
+	ConditionIngressReady = "IngressReady"
+)
+
+// Reasons of the IngressReady condition.
+const (
+	// ReasonIngressMissing: the Ingress has not been observed yet.
+	ReasonIngressMissing = "IngressMissing"
+	// ReasonLoadBalancerPending: the Ingress exists, but no controller has reported an address.
+	ReasonLoadBalancerPending = "LoadBalancerPending"
+	// ReasonLoadBalancerReady: the Ingress has a load-balancer address.
+	ReasonLoadBalancerReady = "LoadBalancerReady"
+)
 
 // Reasons of the Ready condition, one per phase.
 const (
@@ -152,15 +380,21 @@ type WebAppStatus struct {
 	// +optional
 	AvailableReplicas int32 `json:"availableReplicas"`
 
-	// url is the in-cluster address of the Service, http://<name>.<namespace>.svc, while that Service exists.
+	// url is where clients reach the app: https://<host><path> (http:// without tls) once the
+	// Ingress is observed, and otherwise the in-cluster address while the Service exists.
 	// +optional
 	URL string `json:"url,omitempty"`
+
+	// address is the in-cluster URL of the Service, http://<name>.<namespace>.svc, while that Service exists.
+	// +optional
+	Address string `json:"address,omitempty"`
 
 	// message says in one plain sentence what is going on.
 	// +optional
 	Message string `json:"message,omitempty"`
 
-	// conditions holds the Ready condition, with the reason and message of the current state.
+	// conditions holds the Ready condition, with the reason and message of the current state, and,
+	// while spec.ingress is set, the IngressReady condition.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
