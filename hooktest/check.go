@@ -30,10 +30,12 @@ func CheckResponse(req *sync.Request, resp sync.Response) error {
 // Tests, fuzz targets and the end-to-end suite hold every answer to it:
 //   - children is a list, never null, and every child has apiVersion, kind, metadata.name and
 //     metadata.namespace, and appears once;
-//   - outside finalize, no observed child is dropped, but for the WebApp's own Service when a valid
-//     spec has no port (removing the port deletes the Service);
+//   - outside finalize, no observed child is dropped, but for the WebApp's own Service, Ingress or
+//     PodDisruptionBudget (named after it, in its namespace) when its spec is valid: the spec
+//     decides whether those exist. The Deployment and every other child always stay;
 //   - finalized is set only by finalize, and is true only when no child is observed;
-//   - the status has a known phase and exactly one Ready condition that agrees with ready.
+//   - the status has a known phase, a Ready condition that agrees with ready, and no condition
+//     type twice; every condition has a reason and a lastTransitionTime.
 func CheckAnswer(req *sync.Request, answer []byte) error {
 	var raw struct {
 		Children json.RawMessage `json:"children"`
@@ -65,10 +67,10 @@ func CheckAnswer(req *sync.Request, answer []byte) error {
 			return fmt.Errorf("finalized is set in a sync answer")
 		}
 		p := &req.Parent
-		portRemoved := sync.Validate(p) == nil && p.Spec.Port == nil
+		valid := sync.Validate(p) == nil
 		for _, c := range req.Children {
-			ownService := c.APIVersion == "v1" && c.Kind == "Service" && c.Name == p.Name && c.Namespace == p.Namespace
-			if !(portRemoved && ownService) && !seen[c.Kind+"."+c.APIVersion+" "+c.Namespace+"/"+c.Name] {
+			own := c.Name == p.Name && c.Namespace == p.Namespace && optionalKinds[c.Kind+"."+c.APIVersion]
+			if !(valid && own) && !seen[c.Kind+"."+c.APIVersion+" "+c.Namespace+"/"+c.Name] {
 				return fmt.Errorf("observed %s %s/%s is missing from the answer, so Metacontroller would delete it", c.Kind, c.Namespace, c.Name)
 			}
 		}
@@ -80,13 +82,30 @@ func CheckAnswer(req *sync.Request, answer []byte) error {
 	if !slices.Contains(phases, st.Phase) {
 		return fmt.Errorf("status.phase %q is not a known phase", st.Phase)
 	}
-	if len(st.Conditions) != 1 || st.Conditions[0].Type != webappv1.ConditionReady {
-		return fmt.Errorf("status.conditions = %v; want exactly one Ready condition", st.Conditions)
+	types := map[string]bool{}
+	for _, c := range st.Conditions {
+		if types[c.Type] {
+			return fmt.Errorf("status.conditions has %s twice", c.Type)
+		}
+		types[c.Type] = true
+		if c.Reason == "" || c.LastTransitionTime.IsZero() || (c.Status != "True" && c.Status != "False" && c.Status != "Unknown") {
+			return fmt.Errorf("condition %+v lacks a reason, a lastTransitionTime or a valid status", c)
+		}
+		if c.Type == webappv1.ConditionReady && (c.Status == "True") != st.Ready {
+			return fmt.Errorf("the Ready condition %+v disagrees with ready=%v", c, st.Ready)
+		}
 	}
-	if c := st.Conditions[0]; (c.Status == "True") != st.Ready || c.Reason == "" || c.LastTransitionTime.IsZero() {
-		return fmt.Errorf("the Ready condition %+v disagrees with ready=%v or lacks reason or lastTransitionTime", c, st.Ready)
+	if !types[webappv1.ConditionReady] {
+		return fmt.Errorf("status.conditions = %v; want a Ready condition", st.Conditions)
 	}
 	return nil
+}
+
+// optionalKinds are the kinds of the children a valid spec may stop asking for.
+var optionalKinds = map[string]bool{
+	"Service.v1":                    true,
+	"Ingress.networking.k8s.io/v1":  true,
+	"PodDisruptionBudget.policy/v1": true,
 }
 
 // Identity reads apiVersion, kind, metadata.namespace and metadata.name from a JSON object; each

@@ -8,6 +8,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -75,31 +77,85 @@ func sameSelector(s *metav1.LabelSelector, labels map[string]string) bool {
 
 // desiredDeployment builds the Deployment for a valid spec, annotated with the hash of its spec.
 func desiredDeployment(p *Parent, labels map[string]string, selector *metav1.LabelSelector, pods map[string]string) *appsv1.Deployment {
+	spec := &p.Spec
 	container := corev1.Container{
-		Name:  ContainerName,
-		Image: p.Spec.Image,
-		Env:   p.Spec.Env,
+		Name:    ContainerName,
+		Image:   spec.Image,
+		Command: spec.Command,
+		Args:    spec.Args,
+		EnvFrom: spec.EnvFrom,
+		Env:     spec.Env,
 	}
-	if p.Spec.Port != nil {
-		container.Ports = []corev1.ContainerPort{{Name: PortName, ContainerPort: *p.Spec.Port, Protocol: corev1.ProtocolTCP}}
+	if spec.Port != nil {
+		container.Ports = []corev1.ContainerPort{{Name: PortName, ContainerPort: *spec.Port, Protocol: corev1.ProtocolTCP}}
 	}
-	if p.Spec.Resources != nil {
-		container.Resources = *p.Spec.Resources
+	if spec.Resources != nil {
+		container.Resources = *spec.Resources
+	}
+	container.ReadinessProbe, container.StartupProbe = healthProbes(spec)
+	container.LivenessProbe = spec.LivenessProbe
+	var volumes []corev1.Volume
+	for _, v := range spec.Volumes {
+		volumes = append(volumes, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{ConfigMap: v.ConfigMap, Secret: v.Secret, EmptyDir: v.EmptyDir}})
+		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: v.Name, MountPath: v.MountPath, ReadOnly: v.ReadOnly})
 	}
 	d := &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
 		Spec: appsv1.DeploymentSpec{
-			Replicas: p.Spec.Replicas,
+			Replicas: spec.Replicas,
 			Selector: selector,
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: pods},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{container}},
+				Spec: corev1.PodSpec{
+					Containers:         []corev1.Container{container},
+					Volumes:            volumes,
+					ImagePullSecrets:   spec.ImagePullSecrets,
+					ServiceAccountName: spec.ServiceAccountName,
+				},
 			},
+			ProgressDeadlineSeconds: spec.ProgressDeadlineSeconds,
 		},
+	}
+	if st := spec.Strategy; st != nil {
+		d.Spec.Strategy = appsv1.DeploymentStrategy{
+			Type:          appsv1.RollingUpdateDeploymentStrategyType,
+			RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: st.MaxSurge, MaxUnavailable: st.MaxUnavailable},
+		}
 	}
 	d.Annotations = map[string]string{AnnotationSpecHash: SpecHash(&d.Spec)}
 	return d
+}
+
+// StartupFailureThreshold and StartupPeriodSeconds give an app with a healthCheck 5 minutes to
+// start before its startupProbe counts it as failed.
+const (
+	StartupFailureThreshold = 30
+	StartupPeriodSeconds    = 10
+)
+
+// healthProbes returns the container's readiness and startup probes: the explicit ones, or those
+// made from healthCheck (an HTTP GET of its path on its port, spec.port by default), or nil.
+func healthProbes(spec *webappv1.WebAppSpec) (readiness, startup *corev1.Probe) {
+	readiness, startup = spec.ReadinessProbe, spec.StartupProbe
+	h := spec.HealthCheck
+	if h == nil {
+		return readiness, startup
+	}
+	port := spec.Port
+	if h.Port != nil {
+		port = h.Port
+	}
+	get := func() corev1.ProbeHandler {
+		return corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: h.Path, Port: intstr.FromInt32(*port)}}
+	}
+	if readiness == nil {
+		readiness = &corev1.Probe{ProbeHandler: get()}
+	}
+	if startup == nil {
+		startup = &corev1.Probe{ProbeHandler: get(), PeriodSeconds: StartupPeriodSeconds, FailureThreshold: StartupFailureThreshold}
+	}
+	return readiness, startup
 }
 
 // desiredService builds the ClusterIP Service that exposes spec.port on ServicePort, selecting
@@ -118,6 +174,73 @@ func desiredService(p *Parent, labels, pods map[string]string) *corev1.Service {
 				Protocol:   corev1.ProtocolTCP,
 			}},
 		},
+	}
+}
+
+// desiredIngress builds the Ingress that routes spec.ingress's host and path to the Service's
+// ServicePort, with TLS when asked for. Call it only when Ingress is set.
+func desiredIngress(p *Parent, labels map[string]string) *networkingv1.Ingress {
+	in := p.Spec.Ingress
+	path, pathType := ingressPath(in)
+	ing := &networkingv1.Ingress{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"},
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels, Annotations: in.Annotations},
+		Spec: networkingv1.IngressSpec{
+			IngressClassName: in.ClassName,
+			Rules: []networkingv1.IngressRule{{
+				Host: in.Host,
+				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+					Paths: []networkingv1.HTTPIngressPath{{
+						Path:     path,
+						PathType: &pathType,
+						Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+							Name: p.Name,
+							Port: networkingv1.ServiceBackendPort{Number: ServicePort},
+						}},
+					}},
+				}},
+			}},
+		},
+	}
+	if in.TLS != nil {
+		ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{in.Host}, SecretName: in.TLS.SecretName}}
+	}
+	return ing
+}
+
+// ingressPath is spec.ingress's path and pathType, with the defaults applied: "/" and Prefix.
+func ingressPath(in *webappv1.Ingress) (string, networkingv1.PathType) {
+	path, pathType := in.Path, networkingv1.PathTypePrefix
+	if path == "" {
+		path = "/"
+	}
+	if in.PathType != nil {
+		pathType = *in.PathType
+	}
+	return path, pathType
+}
+
+// MinReplicasForDisruptionBudget is the fewest desired replicas a PodDisruptionBudget exists for.
+// With one replica, any budget that keeps a pod blocks a node drain forever
+// (kubernetes/kubernetes#66811), so a single-replica WebApp gets none.
+const MinReplicasForDisruptionBudget = 2
+
+// desiredDisruptionBudget builds the PodDisruptionBudget over the Deployment's pods, or returns nil
+// when spec.disruptionBudget is not set or fewer than MinReplicasForDisruptionBudget replicas are
+// desired.
+func desiredDisruptionBudget(p *Parent, labels map[string]string, selector *metav1.LabelSelector) *policyv1.PodDisruptionBudget {
+	db := p.Spec.DisruptionBudget
+	if db == nil || desiredReplicas(&p.Spec) < MinReplicasForDisruptionBudget {
+		return nil
+	}
+	maxUnavailable := intstr.FromInt32(1)
+	if db.MaxUnavailable != nil {
+		maxUnavailable = *db.MaxUnavailable
+	}
+	return &policyv1.PodDisruptionBudget{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &maxUnavailable, Selector: selector},
 	}
 }
 

@@ -78,13 +78,16 @@ func TestPruneJSON(t *testing.T) {
 		{`{"n":-1.5e+10,"o":true}`, `{"n":-1.5e+10,"o":true}`},
 	}
 	for _, tt := range tests {
-		got, err := pruneJSON([]byte(tt.in))
+		got, err := pruneJSON([]byte(tt.in), "")
 		if err != nil || string(got) != tt.want {
 			t.Errorf("pruneJSON(%s) = %s, %v; want %s", tt.in, got, err, tt.want)
 		}
 	}
+	if got, err := pruneJSON([]byte(`{"spec":{"a":1},"status":{"b":0},"x":{"status":1}}`), "status"); err != nil || string(got) != `{"spec":{"a":1},"x":{"status":1}}` {
+		t.Errorf("pruneJSON dropping status = %s, %v; want the top-level status gone and only it", got, err)
+	}
 	for _, bad := range []string{`{"a":1`, `{"a" 1}`, `{"a":1}x`, `[1 2]`, `{"a":nul}`, `"abc`} {
-		if _, err := pruneJSON([]byte(bad)); err == nil {
+		if _, err := pruneJSON([]byte(bad), ""); err == nil {
 			t.Errorf("pruneJSON(%s): no error; want one", bad)
 		}
 	}
@@ -103,7 +106,7 @@ func FuzzPruneJSON(f *testing.F) {
 		if err != nil {
 			return
 		}
-		got, err := pruneJSON(compact)
+		got, err := pruneJSON(compact, "")
 		if err != nil {
 			t.Fatalf("pruneJSON(%s): %v", compact, err)
 		}
@@ -141,7 +144,7 @@ func BenchmarkPrune(b *testing.B) {
 	for _, bc := range []struct {
 		name  string
 		prune func([]byte) ([]byte, error)
-	}{{"bytes", pruneJSON}, {"tokenizer", referencePrune}} {
+	}{{"bytes", func(b []byte) ([]byte, error) { return pruneJSON(b, "") }}, {"tokenizer", referencePrune}} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(in)))
 			for b.Loop() {

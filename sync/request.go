@@ -15,6 +15,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -61,7 +63,8 @@ type Child struct {
 	// Namespace is metadata.namespace; DecodeRequest defaults it to the parent's, as Metacontroller does.
 	Namespace string
 	// Object is the child decoded into its Go type for the kinds the hook builds
-	// (*appsv1.Deployment, *corev1.Service); nil for any other kind.
+	// (*appsv1.Deployment, *corev1.Service, *networkingv1.Ingress, *policyv1.PodDisruptionBudget);
+	// nil for any other kind.
 	Object runtime.Object
 	// Raw is the object exactly as observed, for the kinds without a Go type here (Object is nil);
 	// it is the source of the apply form when such a child is kept unchanged. A child with an
@@ -72,8 +75,10 @@ type Child struct {
 // typed maps the kinds the hook builds, as "Kind.apiVersion", to a new value of their Go type.
 // Observed children of these kinds are decoded whole into that type.
 var typed = map[string]func() runtime.Object{
-	"Deployment.apps/v1": func() runtime.Object { return new(appsv1.Deployment) },
-	"Service.v1":         func() runtime.Object { return new(corev1.Service) },
+	"Deployment.apps/v1":            func() runtime.Object { return new(appsv1.Deployment) },
+	"Service.v1":                    func() runtime.Object { return new(corev1.Service) },
+	"Ingress.networking.k8s.io/v1":  func() runtime.Object { return new(networkingv1.Ingress) },
+	"PodDisruptionBudget.policy/v1": func() runtime.Object { return new(policyv1.PodDisruptionBudget) },
 }
 
 // RequestError reports a hook request that cannot be understood at all: not JSON, no parent, a
@@ -305,6 +310,7 @@ func (c *Child) deployment() *appsv1.Deployment {
 
 func (c *Child) isDeployment() bool { return c.deployment() != nil }
 func (c *Child) isService() bool    { _, ok := c.Object.(*corev1.Service); return ok }
+func (c *Child) isIngress() bool    { _, ok := c.Object.(*networkingv1.Ingress); return ok }
 
 // sortChildren orders children by kind, apiVersion, namespace and name, so that answers never
 // depend on map order.

@@ -1,13 +1,16 @@
 package sync
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -38,10 +41,11 @@ type Response struct {
 // observed children only. now stamps the Ready condition's lastTransitionTime when its status changes.
 //
 // With an invalid spec it returns phase Invalid and every observed child unchanged, so nothing
-// running is deleted or altered. Children the hook does not build (other kinds, or a Deployment or
-// Service with another name) are also kept unchanged: deleting what it does not understand is
-// never the hook's call. With a valid spec, the Service is desired only when spec.port is set, so
-// removing the port deletes the Service; that is the only child a sync ever lets go.
+// running is deleted or altered. Children the hook does not build (other kinds, or children with
+// another name) are also kept unchanged: deleting what it does not understand is never the hook's
+// call. With a valid spec, the Service, the Ingress and the PodDisruptionBudget are desired only
+// while the spec asks for them, so an observed one the spec no longer asks for is deleted; those
+// are the only children a sync ever lets go.
 func Sync(req *Request, now time.Time) Response {
 	p := &req.Parent
 	dep := req.observed(isDeployment)
@@ -66,13 +70,42 @@ func Sync(req *Request, now time.Time) Response {
 	if p.Spec.Port != nil {
 		children = append(children, desiredService(p, labels, pods))
 	}
+	if p.Spec.Ingress != nil {
+		children = append(children, desiredIngress(p, labels))
+	}
+	if pdb := desiredDisruptionBudget(p, labels, selector); pdb != nil {
+		children = append(children, pdb)
+	}
 	for i := range req.Children {
 		if c := &req.Children[i]; !owned(c, p) {
 			children = append(children, keptForm(c))
 		}
 	}
 	phase, reason, msg := rollout(p, observedDeployment, deployment.Annotations[AnnotationSpecHash])
-	return Response{Status: withReady(base, p, now, phase, reason, msg), Children: children}
+	status := withReady(base, p, now, phase, reason, msg)
+	if p.Spec.Ingress != nil {
+		status.Conditions = append(status.Conditions, ingressCondition(req, now))
+	}
+	return Response{Status: status, Children: children}
+}
+
+// ingressCondition reports whether the WebApp's observed Ingress has a load-balancer address.
+func ingressCondition(req *Request, now time.Time) metav1.Condition {
+	p := &req.Parent
+	c := req.observed(isIngress)
+	if c == nil {
+		return condition(p, now, webappv1.ConditionIngressReady, false, webappv1.ReasonIngressMissing, fmt.Sprintf("Waiting for Ingress %s to be created.", p.Name))
+	}
+	var addresses []string
+	for _, lb := range c.Object.(*networkingv1.Ingress).Status.LoadBalancer.Ingress {
+		if a := cmp.Or(lb.Hostname, lb.IP); a != "" {
+			addresses = append(addresses, a)
+		}
+	}
+	if len(addresses) == 0 {
+		return condition(p, now, webappv1.ConditionIngressReady, false, webappv1.ReasonLoadBalancerPending, fmt.Sprintf("Ingress %s has no load-balancer address yet.", p.Name))
+	}
+	return condition(p, now, webappv1.ConditionIngressReady, true, webappv1.ReasonLoadBalancerReady, fmt.Sprintf("Ingress %s is served at %s.", p.Name, strings.Join(addresses, ", ")))
 }
 
 // Finalize answers the finalize hook with an ordered teardown that is safe to repeat in any state:
@@ -140,10 +173,10 @@ func Finalize(req *Request, now time.Time) Response {
 	return resp
 }
 
-// owned reports whether a child is one the hook builds for p: its Deployment or its Service. Those
-// are answered from the spec; every other child is kept as it is.
+// owned reports whether a child is one the hook builds for p: of a kind the hook builds, named
+// after p. Those are answered from the spec; every other child is kept as it is.
 func owned(c *Child, p *Parent) bool {
-	return (c.isDeployment() || c.isService()) && c.Name == p.Name && c.Namespace == p.Namespace
+	return c.Object != nil && c.Name == p.Name && c.Namespace == p.Namespace
 }
 
 // Validate reports why a WebApp cannot be built, or nil: the problem that kept its spec from
@@ -170,6 +203,7 @@ func Validate(p *Parent) error {
 
 func isDeployment(c *Child) bool { return c.isDeployment() }
 func isService(c *Child) bool    { return c.isService() }
+func isIngress(c *Child) bool    { return c.isIngress() }
 
 // observed returns the observed child of a kind that is named after the WebApp, or nil.
 func (r *Request) observed(kind func(*Child) bool) *Child {
@@ -212,9 +246,35 @@ func baseStatus(req *Request) webappv1.WebAppStatus {
 		s.AvailableReplicas = st.AvailableReplicas
 	}
 	if req.observed(isService) != nil {
-		s.URL = fmt.Sprintf("http://%s.%s.svc", p.Name, p.Namespace)
+		s.Address = fmt.Sprintf("http://%s.%s.svc", p.Name, p.Namespace)
+		s.URL = s.Address
+	}
+	if c := req.observed(isIngress); c != nil {
+		if url := ingressURL(c.Object.(*networkingv1.Ingress)); url != "" {
+			s.URL = url
+		}
 	}
 	return s
+}
+
+// ingressURL is where an observed Ingress serves its first rule: https://<host><path> when it has
+// TLS for that host, http:// otherwise; "" when it has no host.
+func ingressURL(ing *networkingv1.Ingress) string {
+	if len(ing.Spec.Rules) == 0 || ing.Spec.Rules[0].Host == "" {
+		return ""
+	}
+	rule := ing.Spec.Rules[0]
+	path := "/"
+	if rule.HTTP != nil && len(rule.HTTP.Paths) > 0 && rule.HTTP.Paths[0].Path != "" {
+		path = rule.HTTP.Paths[0].Path
+	}
+	scheme := "http"
+	for _, tls := range ing.Spec.TLS {
+		if slices.Contains(tls.Hosts, rule.Host) {
+			scheme = "https"
+		}
+	}
+	return scheme + "://" + rule.Host + path
 }
 
 // rollout decides phase, reason and message for a valid spec, following `kubectl rollout status`:
@@ -263,31 +323,36 @@ func replicasOf(d *appsv1.Deployment) int32 {
 	return *d.Spec.Replicas
 }
 
-// withReady completes a status with its phase, message, ready flag and Ready condition. The
-// condition keeps its previous lastTransitionTime when its status did not change.
+// withReady completes a status with its phase, message, ready flag and Ready condition.
 func withReady(s webappv1.WebAppStatus, p *Parent, now time.Time, phase webappv1.Phase, reason, msg string) webappv1.WebAppStatus {
 	s.Phase = phase
 	s.Ready = phase == webappv1.PhaseReady
 	s.Message = msg
+	s.Conditions = []metav1.Condition{condition(p, now, webappv1.ConditionReady, s.Ready, reason, msg)}
+	return s
+}
+
+// condition makes a condition of p's generation. It keeps the previous lastTransitionTime of its
+// type while its status does not change, and takes now otherwise.
+func condition(p *Parent, now time.Time, conditionType string, ok bool, reason, msg string) metav1.Condition {
 	status := metav1.ConditionFalse
-	if s.Ready {
+	if ok {
 		status = metav1.ConditionTrue
 	}
 	transition := metav1.NewTime(now.UTC().Truncate(time.Second))
 	for _, c := range p.Conditions {
-		if c.Type == webappv1.ConditionReady && c.Status == status && !c.LastTransitionTime.IsZero() {
+		if c.Type == conditionType && c.Status == status && !c.LastTransitionTime.IsZero() {
 			transition = c.LastTransitionTime
 		}
 	}
-	s.Conditions = []metav1.Condition{{
-		Type:               webappv1.ConditionReady,
+	return metav1.Condition{
+		Type:               conditionType,
 		Status:             status,
 		ObservedGeneration: p.Generation,
 		LastTransitionTime: transition,
 		Reason:             reason,
 		Message:            msg,
-	}}
-	return s
+	}
 }
 
 func deploymentCondition(st appsv1.DeploymentStatus, t appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {

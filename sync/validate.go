@@ -3,12 +3,15 @@ package sync
 import (
 	"fmt"
 	"maps"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
@@ -97,10 +100,273 @@ func ValidateSpec(spec webappv1.WebAppSpec) error {
 			}
 		}
 	}
+	errs = validateWorkload(spec, errs)
 	if len(errs) > 0 {
 		return errs
 	}
 	return nil
+}
+
+// validateWorkload checks the fields that shape the pods and the children beyond the first five,
+// in declaration order, and appends what it finds to errs.
+func validateWorkload(spec webappv1.WebAppSpec, errs FieldErrors) FieldErrors {
+	add := func(field, format string, args ...any) {
+		errs = append(errs, FieldError{Field: field, Problem: fmt.Sprintf(format, args...)})
+	}
+	for i, e := range spec.EnvFrom {
+		field := fmt.Sprintf("spec.envFrom[%d]", i)
+		switch {
+		case (e.ConfigMapRef == nil) == (e.SecretRef == nil):
+			add(field, "needs exactly one of configMapRef or secretRef")
+		case e.ConfigMapRef != nil:
+			errs = checkObjectName(field+".configMapRef.name", e.ConfigMapRef.Name, errs)
+		default:
+			errs = checkObjectName(field+".secretRef.name", e.SecretRef.Name, errs)
+		}
+		if e.Prefix != "" {
+			if msgs := validation.IsEnvVarName(e.Prefix); len(msgs) > 0 {
+				add(field+".prefix", "%s is not a valid environment variable prefix: %s", quote(e.Prefix), msgs[0])
+			}
+		}
+	}
+	if h := spec.HealthCheck; h != nil {
+		switch {
+		case h.Path == "":
+			add("spec.healthCheck.path", "required")
+		case !strings.HasPrefix(h.Path, "/"):
+			add("spec.healthCheck.path", "must start with /, got %s", quote(h.Path))
+		}
+		switch {
+		case h.Port != nil && (*h.Port < webappv1.MinPort || *h.Port > webappv1.MaxPort):
+			add("spec.healthCheck.port", "%s", rangeProblem(webappv1.MinPort, webappv1.MaxPort, fmt.Sprint(*h.Port)))
+		case h.Port == nil && spec.Port == nil:
+			add("spec.healthCheck.port", "required when spec.port is not set")
+		}
+	}
+	errs = checkProbe("spec.readinessProbe", spec.ReadinessProbe, false, errs)
+	errs = checkProbe("spec.livenessProbe", spec.LivenessProbe, true, errs)
+	errs = checkProbe("spec.startupProbe", spec.StartupProbe, true, errs)
+	names, paths := map[string]bool{}, map[string]bool{}
+	for i, v := range spec.Volumes {
+		field := fmt.Sprintf("spec.volumes[%d]", i)
+		if msgs := validation.IsDNS1123Label(v.Name); len(msgs) > 0 {
+			add(field+".name", "%s is not a valid volume name: %s", quote(v.Name), msgs[0])
+		} else if names[v.Name] {
+			add(field+".name", "%s is listed twice", quote(v.Name))
+		}
+		names[v.Name] = true
+		switch {
+		case !path.IsAbs(v.MountPath):
+			add(field+".mountPath", "must be an absolute path, got %s", quote(v.MountPath))
+		case paths[path.Clean(v.MountPath)]:
+			add(field+".mountPath", "%s is mounted twice", quote(v.MountPath))
+		}
+		paths[path.Clean(v.MountPath)] = true
+		sources := 0
+		if c := v.ConfigMap; c != nil {
+			sources++
+			errs = checkObjectName(field+".configMap.name", c.Name, errs)
+			errs = checkItems(field+".configMap", c.Items, c.DefaultMode, errs)
+		}
+		if sec := v.Secret; sec != nil {
+			sources++
+			errs = checkObjectName(field+".secret.secretName", sec.SecretName, errs)
+			errs = checkItems(field+".secret", sec.Items, sec.DefaultMode, errs)
+		}
+		if d := v.EmptyDir; d != nil {
+			sources++
+			if d.Medium != corev1.StorageMediumDefault && d.Medium != corev1.StorageMediumMemory {
+				add(field+".emptyDir.medium", `must be "" or "Memory", got %s`, quote(string(d.Medium)))
+			}
+			if d.SizeLimit != nil && d.SizeLimit.Sign() < 0 {
+				add(field+".emptyDir.sizeLimit", "must not be negative, got %s", d.SizeLimit.String())
+			}
+		}
+		if sources != 1 {
+			add(field, "needs exactly one of configMap, secret or emptyDir, got %d", sources)
+		}
+	}
+	for i, ref := range spec.ImagePullSecrets {
+		errs = checkObjectName(fmt.Sprintf("spec.imagePullSecrets[%d].name", i), ref.Name, errs)
+	}
+	if name := spec.ServiceAccountName; name != "" {
+		if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+			add("spec.serviceAccountName", "%s is not a valid name: %s", quote(name), msgs[0])
+		}
+	}
+	if st := spec.Strategy; st != nil {
+		errs = checkIntOrPercent("spec.strategy.maxSurge", st.MaxSurge, errs)
+		errs = checkIntOrPercent("spec.strategy.maxUnavailable", st.MaxUnavailable, errs)
+		if isZero(st.MaxSurge) && isZero(st.MaxUnavailable) {
+			add("spec.strategy.maxUnavailable", "must not be 0 when maxSurge is 0: the rollout could not make progress")
+		}
+	}
+	if d := spec.ProgressDeadlineSeconds; d != nil && *d < 1 {
+		add("spec.progressDeadlineSeconds", "must be at least 1, got %d", *d)
+	}
+	if in := spec.Ingress; in != nil {
+		host := strings.TrimPrefix(in.Host, "*.")
+		switch {
+		case in.Host == "":
+			add("spec.ingress.host", "required")
+		case len(validation.IsDNS1123Subdomain(host)) > 0 || strings.Contains(host, "*"):
+			add("spec.ingress.host", "%s is not a DNS name: %s", quote(in.Host), firstOr(validation.IsDNS1123Subdomain(host), "a wildcard may only be the first label"))
+		}
+		if in.Path != "" && !strings.HasPrefix(in.Path, "/") {
+			add("spec.ingress.path", "must start with /, got %s", quote(in.Path))
+		}
+		if t := in.PathType; t != nil && *t != networkingv1.PathTypePrefix && *t != networkingv1.PathTypeExact && *t != networkingv1.PathTypeImplementationSpecific {
+			add("spec.ingress.pathType", "must be Prefix, Exact or ImplementationSpecific, got %s", quote(string(*t)))
+		}
+		if c := in.ClassName; c != nil {
+			if msgs := validation.IsDNS1123Subdomain(*c); len(msgs) > 0 {
+				add("spec.ingress.className", "%s is not a valid IngressClass name: %s", quote(*c), msgs[0])
+			}
+		}
+		if in.TLS != nil {
+			errs = checkObjectName("spec.ingress.tls.secretName", in.TLS.SecretName, errs)
+		}
+		for _, k := range slices.Sorted(maps.Keys(in.Annotations)) {
+			if msgs := validation.IsQualifiedName(strings.ToLower(k)); len(msgs) > 0 {
+				add("spec.ingress.annotations", "%s is not a valid annotation name: %s", quote(k), msgs[0])
+			}
+		}
+		if spec.Port == nil {
+			add("spec.ingress", "needs spec.port: the Ingress routes to the Service that port makes")
+		}
+	}
+	if db := spec.DisruptionBudget; db != nil {
+		errs = checkIntOrPercent("spec.disruptionBudget.maxUnavailable", db.MaxUnavailable, errs)
+	}
+	return errs
+}
+
+// checkObjectName reports a reference to an object whose name is empty or not a DNS subdomain.
+func checkObjectName(field, name string, errs FieldErrors) FieldErrors {
+	if name == "" {
+		return append(errs, FieldError{Field: field, Problem: "required"})
+	}
+	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+		return append(errs, FieldError{Field: field, Problem: fmt.Sprintf("%s is not a valid name: %s", quote(name), msgs[0])})
+	}
+	return errs
+}
+
+// checkItems reports ConfigMap or Secret volume items that would not make a file inside the
+// volume, and file modes beyond 0777.
+func checkItems(field string, items []corev1.KeyToPath, defaultMode *int32, errs FieldErrors) FieldErrors {
+	mode := func(f string, m *int32) {
+		if m != nil && (*m < 0 || *m > 0o777) {
+			errs = append(errs, FieldError{Field: f, Problem: fmt.Sprintf("must be a file mode between 0 and 0777 (511), got %d", *m)})
+		}
+	}
+	mode(field+".defaultMode", defaultMode)
+	for i, it := range items {
+		f := fmt.Sprintf("%s.items[%d]", field, i)
+		if it.Key == "" {
+			errs = append(errs, FieldError{Field: f + ".key", Problem: "required"})
+		}
+		if it.Path == "" || path.IsAbs(it.Path) || slices.Contains(strings.Split(it.Path, "/"), "..") {
+			errs = append(errs, FieldError{Field: f + ".path", Problem: fmt.Sprintf("must be a relative path without .., got %s", quote(it.Path))})
+		}
+		mode(f+".mode", it.Mode)
+	}
+	return errs
+}
+
+// checkProbe reports a probe that the kubelet could not run: no handler or several, a port out of
+// range, negative timings, and for liveness and startup probes a successThreshold other than 1.
+func checkProbe(field string, p *corev1.Probe, successMustBeOne bool, errs FieldErrors) FieldErrors {
+	if p == nil {
+		return errs
+	}
+	add := func(f, format string, args ...any) {
+		errs = append(errs, FieldError{Field: f, Problem: fmt.Sprintf(format, args...)})
+	}
+	handlers := 0
+	for _, set := range []bool{p.Exec != nil, p.HTTPGet != nil, p.TCPSocket != nil, p.GRPC != nil} {
+		if set {
+			handlers++
+		}
+	}
+	if handlers != 1 {
+		add(field, "needs exactly one of exec, httpGet, tcpSocket or grpc, got %d", handlers)
+	}
+	if p.Exec != nil && len(p.Exec.Command) == 0 {
+		add(field+".exec.command", "required")
+	}
+	if h := p.HTTPGet; h != nil {
+		errs = checkProbePort(field+".httpGet.port", h.Port, errs)
+		if h.Path != "" && !strings.HasPrefix(h.Path, "/") {
+			add(field+".httpGet.path", "must start with /, got %s", quote(h.Path))
+		}
+		if h.Scheme != "" && h.Scheme != corev1.URISchemeHTTP && h.Scheme != corev1.URISchemeHTTPS {
+			add(field+".httpGet.scheme", "must be HTTP or HTTPS, got %s", quote(string(h.Scheme)))
+		}
+	}
+	if t := p.TCPSocket; t != nil {
+		errs = checkProbePort(field+".tcpSocket.port", t.Port, errs)
+	}
+	if g := p.GRPC; g != nil && (g.Port < webappv1.MinPort || g.Port > webappv1.MaxPort) {
+		add(field+".grpc.port", "%s", rangeProblem(webappv1.MinPort, webappv1.MaxPort, fmt.Sprint(g.Port)))
+	}
+	for _, n := range []struct {
+		name string
+		v    int32
+	}{{"initialDelaySeconds", p.InitialDelaySeconds}, {"timeoutSeconds", p.TimeoutSeconds}, {"periodSeconds", p.PeriodSeconds}, {"successThreshold", p.SuccessThreshold}, {"failureThreshold", p.FailureThreshold}} {
+		if n.v < 0 {
+			add(field+"."+n.name, "must not be negative, got %d", n.v)
+		}
+	}
+	if successMustBeOne && p.SuccessThreshold > 1 {
+		add(field+".successThreshold", "must be 1, got %d", p.SuccessThreshold)
+	}
+	return errs
+}
+
+// checkProbePort reports a probe port that is neither a port number nor a port name.
+func checkProbePort(field string, port intstr.IntOrString, errs FieldErrors) FieldErrors {
+	if port.Type == intstr.String {
+		if msgs := validation.IsValidPortName(port.StrVal); len(msgs) > 0 {
+			return append(errs, FieldError{Field: field, Problem: fmt.Sprintf("%s is not a valid port name: %s", quote(port.StrVal), msgs[0])})
+		}
+		return errs
+	}
+	if port.IntVal < webappv1.MinPort || port.IntVal > webappv1.MaxPort {
+		return append(errs, FieldError{Field: field, Problem: rangeProblem(webappv1.MinPort, webappv1.MaxPort, fmt.Sprint(port.IntVal))})
+	}
+	return errs
+}
+
+// checkIntOrPercent reports a count that is negative, or a percentage that is not "N%" with N
+// between 0 and 100.
+func checkIntOrPercent(field string, v *intstr.IntOrString, errs FieldErrors) FieldErrors {
+	if v == nil {
+		return errs
+	}
+	if v.Type == intstr.Int {
+		if v.IntVal < 0 {
+			return append(errs, FieldError{Field: field, Problem: fmt.Sprintf("must not be negative, got %d", v.IntVal)})
+		}
+		return errs
+	}
+	n, err := strconv.Atoi(strings.TrimSuffix(v.StrVal, "%"))
+	if !strings.HasSuffix(v.StrVal, "%") || err != nil || n < 0 || n > 100 {
+		return append(errs, FieldError{Field: field, Problem: fmt.Sprintf(`must be a count or a percentage such as "25%%", got %s`, quote(v.StrVal))})
+	}
+	return errs
+}
+
+// isZero reports whether a count or percentage is 0 or "0%"; absent is not zero.
+func isZero(v *intstr.IntOrString) bool {
+	return v != nil && (v.Type == intstr.Int && v.IntVal == 0 || v.Type == intstr.String && v.StrVal == "0%")
+}
+
+func firstOr(msgs []string, otherwise string) string {
+	if len(msgs) > 0 {
+		return msgs[0]
+	}
+	return otherwise
 }
 
 // ValidateName reports whether a WebApp's name can name and label its children: the
