@@ -15,10 +15,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"sigs.k8s.io/yaml"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
 	"github.com/example/webapp-operator/hooktest"
@@ -182,13 +185,23 @@ func TestCRD(t *testing.T) {
 	requireCluster(t)
 	ns := client.namespace(t, "crd")
 
-	t.Run("replicas defaults to 1", func(t *testing.T) {
-		got, err := client.create(webApp(ns, "defaults", obj{"image": "nginx"}))
+	t.Run("defaults", func(t *testing.T) {
+		got, err := client.create(webApp(ns, "defaults", obj{"image": "nginx", "port": 80, "ingress": obj{"host": "a.example.com"}, "disruptionBudget": obj{}}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r := field(got, "spec", "replicas"); r != float64(1) {
-			t.Errorf("spec.replicas = %v; want 1", r)
+		for _, d := range []struct {
+			path []any
+			want any
+		}{
+			{[]any{"spec", "replicas"}, float64(1)},
+			{[]any{"spec", "ingress", "path"}, "/"},
+			{[]any{"spec", "ingress", "pathType"}, "Prefix"},
+			{[]any{"spec", "disruptionBudget", "maxUnavailable"}, float64(1)},
+		} {
+			if got := field(got, d.path...); got != d.want {
+				t.Errorf("%v = %v; want %v", d.path, got, d.want)
+			}
 		}
 	})
 
@@ -205,6 +218,22 @@ func TestCRD(t *testing.T) {
 		{"port 70000", obj{"image": "nginx", "port": 70000}, []string{"spec.port", "less than or equal to 65535"}},
 		{"env without a name", obj{"image": "nginx", "env": []any{obj{"value": "x"}}}, []string{"spec.env[0].name", "Required value"}},
 		{"replicas not a number", obj{"image": "nginx", "replicas": "three"}, []string{"spec.replicas", "must be of type integer"}},
+		{"ingress without a port", obj{"image": "nginx", "ingress": obj{"host": "a.example.com"}}, []string{"spec.ingress", "ingress needs port"}},
+		{"ingress host not a DNS name", obj{"image": "nginx", "port": 80, "ingress": obj{"host": "Not_A_Host"}}, []string{"spec.ingress.host", "should match"}},
+		{"ingress path not absolute", obj{"image": "nginx", "port": 80, "ingress": obj{"host": "a.example.com", "path": "api"}}, []string{"spec.ingress.path", "should match '^/'"}},
+		{"ingress pathType unknown", obj{"image": "nginx", "port": 80, "ingress": obj{"host": "a.example.com", "pathType": "Regex"}}, []string{"spec.ingress.pathType", "Unsupported value"}},
+		{"healthCheck without a port", obj{"image": "nginx", "healthCheck": obj{"path": "/healthz"}}, []string{"spec.healthCheck", "healthCheck needs a port"}},
+		{"healthCheck path not absolute", obj{"image": "nginx", "port": 80, "healthCheck": obj{"path": "healthz"}}, []string{"spec.healthCheck.path", "should match '^/'"}},
+		{"a probe without a handler", obj{"image": "nginx", "readinessProbe": obj{"periodSeconds": 5}}, []string{"spec.readinessProbe", "a probe needs exactly one of exec, httpGet, tcpSocket or grpc"}},
+		{"a probe with two handlers", obj{"image": "nginx", "livenessProbe": obj{"httpGet": obj{"port": 80}, "tcpSocket": obj{"port": 80}}}, []string{"spec.livenessProbe", "a probe needs exactly one of exec, httpGet, tcpSocket or grpc"}},
+		{"a liveness probe that must succeed twice", obj{"image": "nginx", "livenessProbe": obj{"tcpSocket": obj{"port": 80}, "successThreshold": 2}}, []string{"spec.livenessProbe", "successThreshold must be 1 for a livenessProbe"}},
+		{"a volume without a source", obj{"image": "nginx", "volumes": []any{obj{"name": "v", "mountPath": "/v"}}}, []string{"spec.volumes[0]", "a volume needs exactly one of configMap, secret or emptyDir"}},
+		{"a volume with two sources", obj{"image": "nginx", "volumes": []any{obj{"name": "v", "mountPath": "/v", "emptyDir": obj{}, "secret": obj{"secretName": "s"}}}}, []string{"spec.volumes[0]", "a volume needs exactly one of configMap, secret or emptyDir"}},
+		{"a duplicate volume name", obj{"image": "nginx", "volumes": []any{obj{"name": "v", "mountPath": "/a", "emptyDir": obj{}}, obj{"name": "v", "mountPath": "/b", "emptyDir": obj{}}}}, []string{"spec.volumes[1]", "Duplicate value"}},
+		{"a duplicate mount path", obj{"image": "nginx", "volumes": []any{obj{"name": "a", "mountPath": "/data", "emptyDir": obj{}}, obj{"name": "b", "mountPath": "/data", "emptyDir": obj{}}}}, []string{"spec.volumes", "each volume needs a mountPath of its own"}},
+		{"a relative mount path", obj{"image": "nginx", "volumes": []any{obj{"name": "a", "mountPath": "data", "emptyDir": obj{}}}}, []string{"spec.volumes[0].mountPath", "should match '^/'"}},
+		{"envFrom with both sources", obj{"image": "nginx", "envFrom": []any{obj{"configMapRef": obj{"name": "a"}, "secretRef": obj{"name": "b"}}}}, []string{"spec.envFrom", "each envFrom entry needs exactly one of configMapRef or secretRef"}},
+		{"progressDeadlineSeconds 0", obj{"image": "nginx", "progressDeadlineSeconds": 0}, []string{"spec.progressDeadlineSeconds", "greater than or equal to 1"}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -252,8 +281,8 @@ func TestCRD(t *testing.T) {
 		doc, _ := decode(b)
 		spec := field(doc, "components", "schemas", "com.example.v1.WebApp", "properties", "spec")
 		props, _ := field(spec, "properties").(map[string]any)
-		if len(props) != 5 {
-			t.Fatalf("spec has %d published fields; want 5", len(props))
+		if want := reflect.TypeFor[webappv1.WebAppSpec]().NumField(); len(props) != want {
+			t.Fatalf("spec has %d published fields; want the %d of webappv1.WebAppSpec", len(props), want)
 		}
 		for name, p := range props {
 			if d, _ := field(p, "description").(string); d == "" {
@@ -382,7 +411,10 @@ func canonical(t *testing.T, v any) string {
 // call sends one hook request, built from observed objects with v2 keys, to the real handler.
 func call(t *testing.T, path string, parent obj, children []obj) hooktest.Answer {
 	t.Helper()
-	groups := map[string]map[string]obj{"Deployment.apps/v1": {}, "Service.v1": {}}
+	groups := map[string]map[string]obj{}
+	for _, k := range childKinds {
+		groups[k.kind+"."+k.apiVersion] = map[string]obj{}
+	}
 	for _, c := range children {
 		apiVersion, kind, namespace, name := identity(c)
 		groups[kind+"."+apiVersion][namespace+"/"+name] = c
@@ -412,6 +444,11 @@ func call(t *testing.T, path string, parent obj, children []obj) hooktest.Answer
 	return answer
 }
 
+// childKinds are the kinds of the CompositeController's childResources, in its order.
+var childKinds = []struct{ apiVersion, kind string }{
+	{"apps/v1", "Deployment"}, {"v1", "Service"}, {"networking.k8s.io/v1", "Ingress"}, {"policy/v1", "PodDisruptionBudget"},
+}
+
 // observed returns the WebApp and its children as they are now.
 func observed(t *testing.T, namespace, name string) (obj, []obj) {
 	t.Helper()
@@ -420,7 +457,7 @@ func observed(t *testing.T, namespace, name string) (obj, []obj) {
 		t.Fatalf("get WebApp %s/%s: %v", namespace, name, err)
 	}
 	var children []obj
-	for _, kind := range []struct{ apiVersion, kind string }{{"apps/v1", "Deployment"}, {"v1", "Service"}} {
+	for _, kind := range childKinds {
 		c, err := client.get(kind.apiVersion, kind.kind, namespace, name)
 		if err != nil {
 			t.Fatal(err)
@@ -479,6 +516,7 @@ func TestFixedPoint(t *testing.T) {
 			"resources": obj{"requests": obj{"cpu": "100m", "memory": "64Mi"}, "limits": obj{"memory": "128Mi"}},
 		}},
 		{"no optional field", obj{"image": "nginx"}},
+		{"every field of examples/full.yaml", fullSpec(t)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -516,6 +554,20 @@ func TestFixedPoint(t *testing.T) {
 	}
 }
 
+// fullSpec is the spec of examples/full.yaml, a WebApp using every field.
+func fullSpec(t *testing.T) obj {
+	t.Helper()
+	b, err := os.ReadFile("../examples/full.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wa obj
+	if err := yaml.Unmarshal(b, &wa); err != nil {
+		t.Fatal(err)
+	}
+	return wa["spec"].(map[string]any)
+}
+
 // ownedFields is the metacontroller field manager's entry, without its timestamp.
 func ownedFields(t *testing.T, o obj) string {
 	entries, _ := field(o, "metadata", "managedFields").([]any)
@@ -535,7 +587,8 @@ func ownedFields(t *testing.T, o obj) string {
 func TestRollout(t *testing.T) {
 	requireCluster(t)
 	ns := client.namespace(t, "rollout")
-	wa := webApp(ns, "hello", obj{"image": "nginx:1.27", "replicas": 3, "port": 8080})
+	wa := webApp(ns, "hello", obj{"image": "nginx:1.27", "replicas": 3, "port": 8080,
+		"ingress": obj{"host": "hello.example.com"}, "disruptionBudget": obj{"maxUnavailable": 1}})
 	// Metacontroller adds this finalizer when a finalize hook is configured; it holds the WebApp
 	// while finalize runs.
 	wa["metadata"].(map[string]any)["finalizers"] = []any{"metacontroller.io/compositecontroller-webapp-controller"}
@@ -548,9 +601,17 @@ func TestRollout(t *testing.T) {
 		return last.Status.Phase == webappv1.PhaseReady, nil
 	})
 	st := last.Status
-	if got := [4]int32{st.Replicas, st.UpdatedReplicas, st.ReadyReplicas, st.AvailableReplicas}; got != [4]int32{3, 3, 3, 3} || !st.Ready || st.URL != "http://hello."+ns+".svc" {
-		t.Fatalf("status = %+v; want ready with 3 replicas everywhere and the Service URL", st)
+	if got := [4]int32{st.Replicas, st.UpdatedReplicas, st.ReadyReplicas, st.AvailableReplicas}; got != [4]int32{3, 3, 3, 3} || !st.Ready || st.Address != "http://hello."+ns+".svc" || st.URL != "http://hello.example.com/" {
+		t.Fatalf("status = %+v; want ready with 3 replicas everywhere, the Service's address and the Ingress's URL", st)
 	}
+	// The disruption controller counts the pods the PodDisruptionBudget covers.
+	waitFor(t, "PodDisruptionBudget status", 30*time.Second, func() (bool, error) {
+		pdb, err := client.get("policy/v1", "PodDisruptionBudget", ns, "hello")
+		if err != nil || pdb == nil {
+			return false, err
+		}
+		return field(pdb, "status", "expectedPods") == float64(3) && field(pdb, "status", "disruptionsAllowed") == float64(1), nil
+	})
 
 	p, _ := client.path("example.com/v1", "WebApp", ns, "hello")
 	if _, err := client.do("PATCH", p, "application/merge-patch+json", obj{"spec": obj{"image": "nginx:1.28"}}); err != nil {
@@ -602,7 +663,7 @@ func TestRollout(t *testing.T) {
 	if _, err := client.do("PATCH", p, "application/merge-patch+json", obj{"metadata": obj{"finalizers": nil}}); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"Deployment+Service", "Deployment", ""}; !slices.Equal(order, want) {
-		t.Errorf("children during teardown = %q; want %q: the Service goes first, the Deployment last", order, want)
+	if want := []string{"Deployment+Service+Ingress+PodDisruptionBudget", "Deployment", ""}; !slices.Equal(order, want) {
+		t.Errorf("children during teardown = %q; want %q: the Ingress, the Service and the PodDisruptionBudget go first, the Deployment last", order, want)
 	}
 }

@@ -301,6 +301,8 @@ func TestExamples(t *testing.T) {
 		"invalid":           "Invalid",
 		"finalize-children": "Terminating",
 		"finalize-done":     "Terminating",
+		"ingress":           "Ready",
+		"pdb-removed":       "Progressing",
 	}
 	files, err := filepath.Glob(filepath.Join("..", "examples", "*.request.json"))
 	if err != nil || len(files) != len(wantPhase) {
