@@ -27,6 +27,8 @@ func TestDefault(t *testing.T) {
 			`{"image":"x","replicas":2,"ingress":{"host":"a.example.com","path":"/api","pathType":"Exact"}}`},
 		{"disruptionBudget maxUnavailable", webappv1.WebAppSpec{Image: "x", Replicas: &two, DisruptionBudget: &webappv1.DisruptionBudget{}},
 			`{"image":"x","replicas":2,"disruptionBudget":{"maxUnavailable":1}}`},
+		{"autoscaling minReplicas", webappv1.WebAppSpec{Image: "x", Replicas: &two, Autoscaling: &webappv1.Autoscaling{MaxReplicas: 5}},
+			`{"image":"x","replicas":2,"autoscaling":{"minReplicas":1,"maxReplicas":5}}`},
 		{"a percentage stays", webappv1.WebAppSpec{Image: "x", Replicas: &two, DisruptionBudget: &webappv1.DisruptionBudget{MaxUnavailable: &pct}},
 			`{"image":"x","replicas":2,"disruptionBudget":{"maxUnavailable":"25%"}}`},
 	}

@@ -25,6 +25,8 @@ const (
 	// MinPort and MaxPort bound spec.port.
 	MinPort = 1
 	MaxPort = 65535
+	// MaxUtilizationPercentage bounds the autoscaling targets.
+	MaxUtilizationPercentage = 1000
 )
 
 // WebApp runs one container image as a Deployment and, when a port is given, exposes it with a ClusterIP Service.
@@ -32,6 +34,7 @@ const (
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:path=webapps,scope=Namespaced,shortName=wa,singular=webapp
 // +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`,description="Container image"
 // +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.spec.replicas`,description="Desired replicas"
 // +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.availableReplicas`,description="Available replicas"
@@ -168,9 +171,50 @@ type WebAppSpec struct {
 
 	// disruptionBudget keeps the app serving through voluntary disruptions such as node drains: a
 	// policy/v1 PodDisruptionBudget named after the WebApp, which exists only while the WebApp asks
-	// for 2 replicas or more. With one replica it would block a drain forever, so there is none.
+	// for 2 replicas or more (minReplicas while autoscaling). With one replica it would block a
+	// drain forever, so there is none.
 	// +optional
 	DisruptionBudget *DisruptionBudget `json:"disruptionBudget,omitempty"`
+
+	// autoscaling lets an autoscaling/v2 HorizontalPodAutoscaler named after the WebApp set the
+	// replica count between minReplicas and maxReplicas, from CPU and memory utilization. While it
+	// is set, replicas is ignored: the Deployment keeps the count the autoscaler gave it. Removing
+	// it hands the count back to replicas.
+	// +optional
+	Autoscaling *Autoscaling `json:"autoscaling,omitempty"`
+}
+
+// Autoscaling bounds the replica count a HorizontalPodAutoscaler may set, and says what it aims
+// for. Utilization is a percentage of the container's resources.requests, which the autoscaler
+// needs for each resource it targets.
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",message="maxReplicas must be at least minReplicas"
+type Autoscaling struct {
+	// minReplicas is the fewest replicas the autoscaler keeps.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+
+	// maxReplicas is the most replicas the autoscaler may run, at least minReplicas.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	MaxReplicas int32 `json:"maxReplicas"`
+
+	// targetCPUUtilizationPercentage is the average CPU use the autoscaler aims for, as a
+	// percentage of the CPU request. It defaults to 80 when no memory target is given.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	TargetCPUUtilizationPercentage *int32 `json:"targetCPUUtilizationPercentage,omitempty"`
+
+	// targetMemoryUtilizationPercentage is the average memory use the autoscaler aims for, as a
+	// percentage of the memory request.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	TargetMemoryUtilizationPercentage *int32 `json:"targetMemoryUtilizationPercentage,omitempty"`
 }
 
 // HealthCheck is an HTTP endpoint that answers 2xx or 3xx once the app can serve.
@@ -321,6 +365,20 @@ const (
 	// ConditionIngressReady says whether the Ingress has been given a load-balancer address. Ready
 	// does not wait for it: many clusters have no ingress controller that reports one.
 	ConditionIngressReady = "IngressReady"
+	// ConditionAutoscaling says whether the HorizontalPodAutoscaler is able to scale, while
+	// spec.autoscaling is set. Ready does not wait for it.
+	ConditionAutoscaling = "Autoscaling"
+)
+
+// Reasons of the Autoscaling condition; when the autoscaler reports that it cannot scale, the
+// reason is the autoscaler's own (for example FailedGetResourceMetric).
+const (
+	// ReasonAutoscalerMissing: the HorizontalPodAutoscaler has not been observed yet.
+	ReasonAutoscalerMissing = "AutoscalerMissing"
+	// ReasonAutoscalerPending: the autoscaler exists but has not reported yet.
+	ReasonAutoscalerPending = "AutoscalerPending"
+	// ReasonScalingActive: the autoscaler reads its metrics and can scale.
+	ReasonScalingActive = "ScalingActive"
 )
 
 // Reasons of the IngressReady condition.
@@ -379,6 +437,15 @@ type WebAppStatus struct {
 	// availableReplicas is the number of pods ready for at least the Deployment's minReadySeconds.
 	// +optional
 	AvailableReplicas int32 `json:"availableReplicas"`
+
+	// desiredReplicas is the count the HorizontalPodAutoscaler last asked for, while autoscaling.
+	// +optional
+	DesiredReplicas *int32 `json:"desiredReplicas,omitempty"`
+
+	// selector is the label selector of the WebApp's pods, as a string, for the scale subresource:
+	// what an autoscaler that targets the WebApp itself reads to find the pods.
+	// +optional
+	Selector string `json:"selector,omitempty"`
 
 	// url is where clients reach the app: https://<host><path> (http:// without tls) once the
 	// Ingress is observed, and otherwise the in-cluster address while the Service exists.
