@@ -30,9 +30,10 @@ func CheckResponse(req *sync.Request, resp sync.Response) error {
 // Tests, fuzz targets and the end-to-end suite hold every answer to it:
 //   - children is a list, never null, and every child has apiVersion, kind, metadata.name and
 //     metadata.namespace, and appears once;
-//   - outside finalize, no observed child is dropped, but for the WebApp's own Service, Ingress or
-//     PodDisruptionBudget (named after it, in its namespace) when its spec is valid: the spec
-//     decides whether those exist. The Deployment and every other child always stay;
+//   - outside finalize, no observed child is dropped, but for the WebApp's own Service, Ingress,
+//     PodDisruptionBudget or HorizontalPodAutoscaler (named after it, in its namespace) when its
+//     spec is valid: the spec decides whether those exist. The Deployment and every other child
+//     always stay;
 //   - finalized is set only by finalize, and is true only when no child is observed;
 //   - the status has a known phase, a Ready condition that agrees with ready, and no condition
 //     type twice; every condition has a reason and a lastTransitionTime.
@@ -103,9 +104,10 @@ func CheckAnswer(req *sync.Request, answer []byte) error {
 
 // optionalKinds are the kinds of the children a valid spec may stop asking for.
 var optionalKinds = map[string]bool{
-	"Service.v1":                    true,
-	"Ingress.networking.k8s.io/v1":  true,
-	"PodDisruptionBudget.policy/v1": true,
+	"Service.v1":                             true,
+	"Ingress.networking.k8s.io/v1":           true,
+	"PodDisruptionBudget.policy/v1":          true,
+	"HorizontalPodAutoscaler.autoscaling/v2": true,
 }
 
 // Identity reads apiVersion, kind, metadata.namespace and metadata.name from a JSON object; each

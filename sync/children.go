@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -75,8 +76,10 @@ func sameSelector(s *metav1.LabelSelector, labels map[string]string) bool {
 	return len(s.MatchExpressions) == 0 && maps.Equal(s.MatchLabels, labels)
 }
 
-// desiredDeployment builds the Deployment for a valid spec, annotated with the hash of its spec.
-func desiredDeployment(p *Parent, labels map[string]string, selector *metav1.LabelSelector, pods map[string]string) *appsv1.Deployment {
+// desiredDeployment builds the Deployment for a valid spec, with replicas (nil: the apiserver's
+// default of 1), annotated with the hash of its spec. While autoscaling, the hash leaves replicas
+// out: the autoscaler changes them, and that is not a new spec.
+func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, selector *metav1.LabelSelector, pods map[string]string) *appsv1.Deployment {
 	spec := &p.Spec
 	container := corev1.Container{
 		Name:    ContainerName,
@@ -103,7 +106,7 @@ func desiredDeployment(p *Parent, labels map[string]string, selector *metav1.Lab
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
 		Spec: appsv1.DeploymentSpec{
-			Replicas: spec.Replicas,
+			Replicas: replicas,
 			Selector: selector,
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: pods},
@@ -123,8 +126,86 @@ func desiredDeployment(p *Parent, labels map[string]string, selector *metav1.Lab
 			RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: st.MaxSurge, MaxUnavailable: st.MaxUnavailable},
 		}
 	}
-	d.Annotations = map[string]string{AnnotationSpecHash: SpecHash(&d.Spec)}
+	hashed := &d.Spec
+	if spec.Autoscaling != nil {
+		withoutReplicas := d.Spec
+		withoutReplicas.Replicas = nil
+		hashed = &withoutReplicas
+	}
+	d.Annotations = map[string]string{AnnotationSpecHash: SpecHash(hashed)}
 	return d
+}
+
+// replicasFor is the replica count the Deployment is answered with. Without autoscaling it is
+// spec.replicas. While autoscaling, the HorizontalPodAutoscaler owns the count: it is the
+// observed Deployment's, kept within [minReplicas, maxReplicas], or minReplicas for a new one.
+// So turning autoscaling on starts from the current count, and no answer ever sets a count that
+// nobody asked for.
+func replicasFor(spec *webappv1.WebAppSpec, observed *appsv1.Deployment) *int32 {
+	a := spec.Autoscaling
+	if a == nil {
+		return spec.Replicas
+	}
+	n := minReplicas(a)
+	if observed != nil {
+		n = min(max(replicasOf(observed), n), a.MaxReplicas)
+	}
+	return &n
+}
+
+// minReplicas is autoscaling's minReplicas with its default of 1.
+func minReplicas(a *webappv1.Autoscaling) int32 {
+	if a.MinReplicas == nil {
+		return 1
+	}
+	return *a.MinReplicas
+}
+
+// DefaultTargetCPUUtilizationPercentage is the CPU target of an autoscaling spec that names no
+// target at all.
+const DefaultTargetCPUUtilizationPercentage = 80
+
+// desiredAutoscaler builds the HorizontalPodAutoscaler that scales the Deployment within
+// spec.autoscaling's bounds. Call it only when Autoscaling is set.
+func desiredAutoscaler(p *Parent, labels map[string]string) *autoscalingv2.HorizontalPodAutoscaler {
+	a := p.Spec.Autoscaling
+	cpu, memory := targets(a)
+	var metrics []autoscalingv2.MetricSpec
+	for _, t := range []struct {
+		name   corev1.ResourceName
+		target *int32
+	}{{corev1.ResourceCPU, cpu}, {corev1.ResourceMemory, memory}} {
+		if t.target != nil {
+			metrics = append(metrics, autoscalingv2.MetricSpec{
+				Type: autoscalingv2.ResourceMetricSourceType,
+				Resource: &autoscalingv2.ResourceMetricSource{Name: t.name, Target: autoscalingv2.MetricTarget{
+					Type: autoscalingv2.UtilizationMetricType, AverageUtilization: t.target,
+				}},
+			})
+		}
+	}
+	minimum := minReplicas(a)
+	return &autoscalingv2.HorizontalPodAutoscaler{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler"},
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: p.Name},
+			MinReplicas:    &minimum,
+			MaxReplicas:    a.MaxReplicas,
+			Metrics:        metrics,
+		},
+	}
+}
+
+// targets are the CPU and memory utilization targets of an autoscaling spec, with the default
+// CPU target when it names none.
+func targets(a *webappv1.Autoscaling) (cpu, memory *int32) {
+	cpu, memory = a.TargetCPUUtilizationPercentage, a.TargetMemoryUtilizationPercentage
+	if cpu == nil && memory == nil {
+		d := int32(DefaultTargetCPUUtilizationPercentage)
+		cpu = &d
+	}
+	return cpu, memory
 }
 
 // StartupFailureThreshold and StartupPeriodSeconds give an app with a healthCheck 5 minutes to
@@ -227,10 +308,10 @@ const MinReplicasForDisruptionBudget = 2
 
 // desiredDisruptionBudget builds the PodDisruptionBudget over the Deployment's pods, or returns nil
 // when spec.disruptionBudget is not set or fewer than MinReplicasForDisruptionBudget replicas are
-// desired.
+// planned: spec.replicas, or minReplicas while autoscaling.
 func desiredDisruptionBudget(p *Parent, labels map[string]string, selector *metav1.LabelSelector) *policyv1.PodDisruptionBudget {
 	db := p.Spec.DisruptionBudget
-	if db == nil || desiredReplicas(&p.Spec) < MinReplicasForDisruptionBudget {
+	if db == nil || plannedReplicas(&p.Spec) < MinReplicasForDisruptionBudget {
 		return nil
 	}
 	maxUnavailable := intstr.FromInt32(1)
@@ -383,9 +464,13 @@ func scaledToZero(c *Child) runtime.Object {
 	return &unstructured.Unstructured{Object: obj}
 }
 
-// desiredReplicas is spec.replicas with the default applied.
-func desiredReplicas(spec *webappv1.WebAppSpec) int32 {
-	if spec.Replicas == nil {
+// plannedReplicas is the fewest replicas the spec ever asks for: spec.replicas with its default
+// applied, or minReplicas while autoscaling.
+func plannedReplicas(spec *webappv1.WebAppSpec) int32 {
+	switch {
+	case spec.Autoscaling != nil:
+		return minReplicas(spec.Autoscaling)
+	case spec.Replicas == nil:
 		return webappv1.DefaultReplicas
 	}
 	return *spec.Replicas

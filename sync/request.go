@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -63,8 +64,8 @@ type Child struct {
 	// Namespace is metadata.namespace; DecodeRequest defaults it to the parent's, as Metacontroller does.
 	Namespace string
 	// Object is the child decoded into its Go type for the kinds the hook builds
-	// (*appsv1.Deployment, *corev1.Service, *networkingv1.Ingress, *policyv1.PodDisruptionBudget);
-	// nil for any other kind.
+	// (*appsv1.Deployment, *corev1.Service, *networkingv1.Ingress, *policyv1.PodDisruptionBudget,
+	// *autoscalingv2.HorizontalPodAutoscaler); nil for any other kind.
 	Object runtime.Object
 	// Raw is the object exactly as observed, for the kinds without a Go type here (Object is nil);
 	// it is the source of the apply form when such a child is kept unchanged. A child with an
@@ -75,10 +76,11 @@ type Child struct {
 // typed maps the kinds the hook builds, as "Kind.apiVersion", to a new value of their Go type.
 // Observed children of these kinds are decoded whole into that type.
 var typed = map[string]func() runtime.Object{
-	"Deployment.apps/v1":            func() runtime.Object { return new(appsv1.Deployment) },
-	"Service.v1":                    func() runtime.Object { return new(corev1.Service) },
-	"Ingress.networking.k8s.io/v1":  func() runtime.Object { return new(networkingv1.Ingress) },
-	"PodDisruptionBudget.policy/v1": func() runtime.Object { return new(policyv1.PodDisruptionBudget) },
+	"Deployment.apps/v1":                     func() runtime.Object { return new(appsv1.Deployment) },
+	"Service.v1":                             func() runtime.Object { return new(corev1.Service) },
+	"Ingress.networking.k8s.io/v1":           func() runtime.Object { return new(networkingv1.Ingress) },
+	"PodDisruptionBudget.policy/v1":          func() runtime.Object { return new(policyv1.PodDisruptionBudget) },
+	"HorizontalPodAutoscaler.autoscaling/v2": func() runtime.Object { return new(autoscalingv2.HorizontalPodAutoscaler) },
 }
 
 // RequestError reports a hook request that cannot be understood at all: not JSON, no parent, a
@@ -311,6 +313,10 @@ func (c *Child) deployment() *appsv1.Deployment {
 func (c *Child) isDeployment() bool { return c.deployment() != nil }
 func (c *Child) isService() bool    { _, ok := c.Object.(*corev1.Service); return ok }
 func (c *Child) isIngress() bool    { _, ok := c.Object.(*networkingv1.Ingress); return ok }
+func (c *Child) isAutoscaler() bool {
+	_, ok := c.Object.(*autoscalingv2.HorizontalPodAutoscaler)
+	return ok
+}
 
 // sortChildren orders children by kind, apiVersion, namespace and name, so that answers never
 // depend on map order.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,7 +66,8 @@ func Sync(req *Request, now time.Time) Response {
 		observedDeployment = dep.deployment()
 	}
 	labels, selector, pods := podLabels(p, observedDeployment)
-	deployment := desiredDeployment(p, labels, selector, pods)
+	replicas := replicasFor(&p.Spec, observedDeployment)
+	deployment := desiredDeployment(p, replicas, labels, selector, pods)
 	children := []runtime.Object{deployment}
 	if p.Spec.Port != nil {
 		children = append(children, desiredService(p, labels, pods))
@@ -76,17 +78,86 @@ func Sync(req *Request, now time.Time) Response {
 	if pdb := desiredDisruptionBudget(p, labels, selector); pdb != nil {
 		children = append(children, pdb)
 	}
+	if p.Spec.Autoscaling != nil {
+		children = append(children, desiredAutoscaler(p, labels))
+	}
 	for i := range req.Children {
 		if c := &req.Children[i]; !owned(c, p) {
 			children = append(children, keptForm(c))
 		}
 	}
-	phase, reason, msg := rollout(p, observedDeployment, deployment.Annotations[AnnotationSpecHash])
+	desired := int32(webappv1.DefaultReplicas)
+	if replicas != nil {
+		desired = *replicas
+	}
+	phase, reason, msg := rollout(p, observedDeployment, deployment.Annotations[AnnotationSpecHash], desired)
 	status := withReady(base, p, now, phase, reason, msg)
 	if p.Spec.Ingress != nil {
 		status.Conditions = append(status.Conditions, ingressCondition(req, now))
 	}
+	if a := p.Spec.Autoscaling; a != nil {
+		c, hpa := autoscalingCondition(req, now)
+		status.Conditions = append(status.Conditions, c)
+		if hpa != nil && hpa.Status.DesiredReplicas > 0 {
+			status.DesiredReplicas = &hpa.Status.DesiredReplicas
+		}
+		status.Message += fmt.Sprintf(" The HorizontalPodAutoscaler sets the replicas, from %d to %d; spec.replicas is ignored.", minReplicas(a), a.MaxReplicas)
+		if c.Status != metav1.ConditionTrue {
+			status.Message += " " + c.Message
+		}
+	}
 	return Response{Status: status, Children: children}
+}
+
+// requests reports whether resources request name.
+func requests(r *corev1.ResourceRequirements, name corev1.ResourceName) bool {
+	if r == nil {
+		return false
+	}
+	_, ok := r.Requests[name]
+	return ok
+}
+
+// autoscalingCondition reports whether the WebApp's observed HorizontalPodAutoscaler can scale,
+// with the autoscaler's own reason when it cannot, and returns that autoscaler (nil when none is
+// observed). It also says when a utilization target has no resource request to be a percentage
+// of: a LimitRange may still supply one, so that is not an invalid spec.
+func autoscalingCondition(req *Request, now time.Time) (metav1.Condition, *autoscalingv2.HorizontalPodAutoscaler) {
+	p := &req.Parent
+	var missing []string
+	cpu, memory := targets(p.Spec.Autoscaling)
+	for _, t := range []struct {
+		name   corev1.ResourceName
+		target *int32
+		field  string
+	}{{corev1.ResourceCPU, cpu, "targetCPUUtilizationPercentage"}, {corev1.ResourceMemory, memory, "targetMemoryUtilizationPercentage"}} {
+		if t.target != nil && !requests(p.Spec.Resources, t.name) {
+			missing = append(missing, fmt.Sprintf("spec.resources.requests has no %s for %s, so unless a LimitRange sets one, the autoscaler cannot measure it.", t.name, t.field))
+		}
+	}
+	note := strings.Join(append([]string{""}, missing...), " ")
+	c := req.observed(isAutoscaler)
+	if c == nil {
+		return condition(p, now, webappv1.ConditionAutoscaling, false, webappv1.ReasonAutoscalerMissing, fmt.Sprintf("Waiting for HorizontalPodAutoscaler %s to be created.", p.Name)+note), nil
+	}
+	hpa := c.Object.(*autoscalingv2.HorizontalPodAutoscaler)
+	reported := false
+	for _, t := range []autoscalingv2.HorizontalPodAutoscalerConditionType{autoscalingv2.AbleToScale, autoscalingv2.ScalingActive} {
+		for _, hc := range hpa.Status.Conditions {
+			if hc.Type != t {
+				continue
+			}
+			reported = true
+			if hc.Status == corev1.ConditionFalse {
+				return condition(p, now, webappv1.ConditionAutoscaling, false, cmp.Or(hc.Reason, string(t)),
+					fmt.Sprintf("HorizontalPodAutoscaler %s cannot scale: %s", p.Name, sentence(hc.Message))+note), hpa
+			}
+		}
+	}
+	if !reported {
+		return condition(p, now, webappv1.ConditionAutoscaling, false, webappv1.ReasonAutoscalerPending, fmt.Sprintf("HorizontalPodAutoscaler %s has not reported yet.", p.Name)+note), hpa
+	}
+	return condition(p, now, webappv1.ConditionAutoscaling, true, webappv1.ReasonScalingActive, fmt.Sprintf("HorizontalPodAutoscaler %s can scale.", p.Name)+note), hpa
 }
 
 // ingressCondition reports whether the WebApp's observed Ingress has a load-balancer address.
@@ -204,6 +275,7 @@ func Validate(p *Parent) error {
 func isDeployment(c *Child) bool { return c.isDeployment() }
 func isService(c *Child) bool    { return c.isService() }
 func isIngress(c *Child) bool    { return c.isIngress() }
+func isAutoscaler(c *Child) bool { return c.isAutoscaler() }
 
 // observed returns the observed child of a kind that is named after the WebApp, or nil.
 func (r *Request) observed(kind func(*Child) bool) *Child {
@@ -244,6 +316,9 @@ func baseStatus(req *Request) webappv1.WebAppStatus {
 		s.UpdatedReplicas = st.UpdatedReplicas
 		s.ReadyReplicas = st.ReadyReplicas
 		s.AvailableReplicas = st.AvailableReplicas
+		if sel, err := metav1.LabelSelectorAsSelector(dep.deployment().Spec.Selector); err == nil && dep.deployment().Spec.Selector != nil {
+			s.Selector = sel.String()
+		}
 	}
 	if req.observed(isService) != nil {
 		s.Address = fmt.Sprintf("http://%s.%s.svc", p.Name, p.Namespace)
@@ -278,11 +353,10 @@ func ingressURL(ing *networkingv1.Ingress) string {
 }
 
 // rollout decides phase, reason and message for a valid spec, following `kubectl rollout status`:
-// ready only when the observed Deployment d carries the current spec (its spec hash and replicas
-// match), its controller has observed that generation, and every desired replica is updated and
-// available with no old pod left. d is nil when no Deployment is observed.
-func rollout(p *Parent, d *appsv1.Deployment, hash string) (webappv1.Phase, string, string) {
-	desired := desiredReplicas(&p.Spec)
+// ready only when the observed Deployment d carries the current spec (its spec hash and the desired
+// replicas match), its controller has observed that generation, and every desired replica is
+// updated and available with no old pod left. d is nil when no Deployment is observed.
+func rollout(p *Parent, d *appsv1.Deployment, hash string, desired int32) (webappv1.Phase, string, string) {
 	if d == nil {
 		return webappv1.PhasePending, webappv1.ReasonDeploymentMissing, fmt.Sprintf("Waiting for Deployment %s to be created.", p.Name)
 	}

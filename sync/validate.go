@@ -238,6 +238,25 @@ func validateWorkload(spec webappv1.WebAppSpec, errs FieldErrors) FieldErrors {
 	if db := spec.DisruptionBudget; db != nil {
 		errs = checkIntOrPercent("spec.disruptionBudget.maxUnavailable", db.MaxUnavailable, errs)
 	}
+	if a := spec.Autoscaling; a != nil {
+		if a.MinReplicas != nil && (*a.MinReplicas < 1 || *a.MinReplicas > webappv1.MaxReplicas) {
+			add("spec.autoscaling.minReplicas", "%s", rangeProblem(1, webappv1.MaxReplicas, fmt.Sprint(*a.MinReplicas)))
+		}
+		switch {
+		case a.MaxReplicas < 1 || a.MaxReplicas > webappv1.MaxReplicas:
+			add("spec.autoscaling.maxReplicas", "%s", rangeProblem(1, webappv1.MaxReplicas, fmt.Sprint(a.MaxReplicas)))
+		case a.MinReplicas != nil && a.MaxReplicas < *a.MinReplicas:
+			add("spec.autoscaling.maxReplicas", "must be at least minReplicas (%d), got %d", *a.MinReplicas, a.MaxReplicas)
+		}
+		for _, t := range []struct {
+			field  string
+			target *int32
+		}{{"targetCPUUtilizationPercentage", a.TargetCPUUtilizationPercentage}, {"targetMemoryUtilizationPercentage", a.TargetMemoryUtilizationPercentage}} {
+			if t.target != nil && (*t.target < 1 || *t.target > webappv1.MaxUtilizationPercentage) {
+				add("spec.autoscaling."+t.field, "%s", rangeProblem(1, webappv1.MaxUtilizationPercentage, fmt.Sprint(*t.target)))
+			}
+		}
+	}
 	return errs
 }
 
