@@ -110,7 +110,7 @@ func startControlPlane(ctx context.Context, bin string) (cp *controlPlane, err e
 	if err := cp.start("kube-controller-manager",
 		"--kubeconfig", kubeconfig,
 		"--leader-elect=false",
-		"--controllers", "deployment,replicaset,garbagecollector,namespace,serviceaccount,disruption",
+		"--controllers", "deployment,replicaset,garbagecollector,namespace,serviceaccount,disruption,horizontalpodautoscaling",
 		"--secure-port", "0",
 	); err != nil {
 		return cp, err

@@ -186,7 +186,7 @@ func TestCRD(t *testing.T) {
 	ns := client.namespace(t, "crd")
 
 	t.Run("defaults", func(t *testing.T) {
-		got, err := client.create(webApp(ns, "defaults", obj{"image": "nginx", "port": 80, "ingress": obj{"host": "a.example.com"}, "disruptionBudget": obj{}}))
+		got, err := client.create(webApp(ns, "defaults", obj{"image": "nginx", "port": 80, "ingress": obj{"host": "a.example.com"}, "disruptionBudget": obj{}, "autoscaling": obj{"maxReplicas": 3}}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,6 +198,7 @@ func TestCRD(t *testing.T) {
 			{[]any{"spec", "ingress", "path"}, "/"},
 			{[]any{"spec", "ingress", "pathType"}, "Prefix"},
 			{[]any{"spec", "disruptionBudget", "maxUnavailable"}, float64(1)},
+			{[]any{"spec", "autoscaling", "minReplicas"}, float64(1)},
 		} {
 			if got := field(got, d.path...); got != d.want {
 				t.Errorf("%v = %v; want %v", d.path, got, d.want)
@@ -234,6 +235,9 @@ func TestCRD(t *testing.T) {
 		{"a relative mount path", obj{"image": "nginx", "volumes": []any{obj{"name": "a", "mountPath": "data", "emptyDir": obj{}}}}, []string{"spec.volumes[0].mountPath", "should match '^/'"}},
 		{"envFrom with both sources", obj{"image": "nginx", "envFrom": []any{obj{"configMapRef": obj{"name": "a"}, "secretRef": obj{"name": "b"}}}}, []string{"spec.envFrom", "each envFrom entry needs exactly one of configMapRef or secretRef"}},
 		{"progressDeadlineSeconds 0", obj{"image": "nginx", "progressDeadlineSeconds": 0}, []string{"spec.progressDeadlineSeconds", "greater than or equal to 1"}},
+		{"autoscaling min above max", obj{"image": "nginx", "autoscaling": obj{"minReplicas": 5, "maxReplicas": 2}}, []string{"spec.autoscaling", "maxReplicas must be at least minReplicas"}},
+		{"autoscaling without maxReplicas", obj{"image": "nginx", "autoscaling": obj{"minReplicas": 2}}, []string{"spec.autoscaling.maxReplicas", "Required value"}},
+		{"autoscaling above 1000", obj{"image": "nginx", "autoscaling": obj{"maxReplicas": 1001}}, []string{"spec.autoscaling.maxReplicas", "less than or equal to 1000"}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -447,6 +451,7 @@ func call(t *testing.T, path string, parent obj, children []obj) hooktest.Answer
 // childKinds are the kinds of the CompositeController's childResources, in its order.
 var childKinds = []struct{ apiVersion, kind string }{
 	{"apps/v1", "Deployment"}, {"v1", "Service"}, {"networking.k8s.io/v1", "Ingress"}, {"policy/v1", "PodDisruptionBudget"},
+	{"autoscaling/v2", "HorizontalPodAutoscaler"},
 }
 
 // observed returns the WebApp and its children as they are now.
@@ -517,6 +522,8 @@ func TestFixedPoint(t *testing.T) {
 		}},
 		{"no optional field", obj{"image": "nginx"}},
 		{"every field of examples/full.yaml", fullSpec(t)},
+		{"autoscaling", obj{"image": "nginx", "port": 8080, "resources": obj{"requests": obj{"cpu": "100m"}},
+			"autoscaling": obj{"minReplicas": 2, "maxReplicas": 5, "targetMemoryUtilizationPercentage": 75}, "disruptionBudget": obj{}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -295,14 +295,17 @@ func sorted(s []string) []string {
 func TestExamples(t *testing.T) {
 	// wantPhase pins what each example is there to show, so that -update cannot quietly change it.
 	wantPhase := map[string]string{
-		"create":            "Pending",
-		"scaled":            "Ready",
-		"rollout":           "Progressing",
-		"invalid":           "Invalid",
-		"finalize-children": "Terminating",
-		"finalize-done":     "Terminating",
-		"ingress":           "Ready",
-		"pdb-removed":       "Progressing",
+		"create":             "Pending",
+		"scaled":             "Ready",
+		"rollout":            "Progressing",
+		"invalid":            "Invalid",
+		"finalize-children":  "Terminating",
+		"finalize-done":      "Terminating",
+		"ingress":            "Ready",
+		"pdb-removed":        "Progressing",
+		"autoscaling-on":     "Progressing",
+		"autoscaling-scaled": "Ready",
+		"autoscaling-off":    "Progressing",
 	}
 	files, err := filepath.Glob(filepath.Join("..", "examples", "*.request.json"))
 	if err != nil || len(files) != len(wantPhase) {

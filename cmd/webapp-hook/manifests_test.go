@@ -139,7 +139,7 @@ func TestManifests(t *testing.T) {
 			t.Errorf("%s updateStrategy = %q; want InPlace, or existing children are never updated", c.Resource, c.UpdateStrategy.Method)
 		}
 	}
-	if want := []string{"apps/v1 deployments", "v1 services", "networking.k8s.io/v1 ingresses", "policy/v1 poddisruptionbudgets"}; !slices.Equal(children, want) {
+	if want := []string{"apps/v1 deployments", "v1 services", "networking.k8s.io/v1 ingresses", "policy/v1 poddisruptionbudgets", "autoscaling/v2 horizontalpodautoscalers"}; !slices.Equal(children, want) {
 		t.Errorf("childResources = %v; want %v", children, want)
 	}
 

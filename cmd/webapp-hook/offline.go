@@ -135,7 +135,7 @@ func newWebAppRequest(manifest []byte) ([]byte, error) {
 	}
 	return json.Marshal(map[string]any{
 		"parent":   parent,
-		"children": map[string]any{"Deployment.apps/v1": map[string]any{}, "Service.v1": map[string]any{}, "Ingress.networking.k8s.io/v1": map[string]any{}, "PodDisruptionBudget.policy/v1": map[string]any{}},
+		"children": map[string]any{"Deployment.apps/v1": map[string]any{}, "Service.v1": map[string]any{}, "Ingress.networking.k8s.io/v1": map[string]any{}, "PodDisruptionBudget.policy/v1": map[string]any{}, "HorizontalPodAutoscaler.autoscaling/v2": map[string]any{}},
 	})
 }
 
