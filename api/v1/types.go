@@ -176,6 +176,14 @@ type WebAppSpec struct {
 	// +optional
 	DisruptionBudget *DisruptionBudget `json:"disruptionBudget,omitempty"`
 
+	// restartOnConfigChange rolls the pods when the data of a ConfigMap or Secret they use changes:
+	// the pod template carries a digest of that data. Unset, it covers the ConfigMaps and Secrets
+	// that envFrom and volumes name, and env's valueFrom references only when true (so that a
+	// WebApp that used only env does not roll when this field arrived). false turns it off, for apps
+	// that reload their config themselves.
+	// +optional
+	RestartOnConfigChange *bool `json:"restartOnConfigChange,omitempty"`
+
 	// autoscaling lets an autoscaling/v2 HorizontalPodAutoscaler named after the WebApp set the
 	// replica count between minReplicas and maxReplicas, from CPU and memory utilization. While it
 	// is set, replicas is ignored: the Deployment keeps the count the autoscaler gave it. Removing
@@ -350,7 +358,8 @@ const (
 	PhaseProgressing Phase = "Progressing"
 	// PhaseReady means the Deployment carries the current spec and its rollout is complete.
 	PhaseReady Phase = "Ready"
-	// PhaseDegraded means the Deployment reports ProgressDeadlineExceeded for the current spec.
+	// PhaseDegraded means pods of the current spec cannot start, the Deployment reports
+	// ProgressDeadlineExceeded for it, or a ConfigMap or Secret it needs is missing.
 	PhaseDegraded Phase = "Degraded"
 	// PhaseInvalid means the spec is invalid; existing children are kept unchanged.
 	PhaseInvalid Phase = "Invalid"
@@ -405,7 +414,18 @@ const (
 	ReasonInvalidSpec = "InvalidSpec"
 	// ReasonTerminating goes with PhaseTerminating.
 	ReasonTerminating = "Terminating"
+	// ReasonConfigMapMissing and ReasonSecretMissing go with PhaseDegraded (or PhasePending before
+	// the Deployment exists): a ConfigMap or Secret the spec needs does not exist, so the
+	// Deployment is left as it is rather than rolled into pods that cannot start. The message
+	// names it.
+	ReasonConfigMapMissing = "ConfigMapMissing"
+	ReasonSecretMissing    = "SecretMissing"
 )
+
+// When pods of the current spec cannot start, the WebApp is Degraded and the Ready condition's
+// reason is theirs: a container's waiting reason (ErrImagePull, ImagePullBackOff,
+// InvalidImageName, CrashLoopBackOff, CreateContainerConfigError, CreateContainerError) or
+// Unschedulable.
 
 // WebAppStatus is the observed state of a WebApp. It is computed only from the children observed
 // when the hook was called, never from the desired ones, and it replaces the previous status whole.
@@ -441,6 +461,11 @@ type WebAppStatus struct {
 	// desiredReplicas is the count the HorizontalPodAutoscaler last asked for, while autoscaling.
 	// +optional
 	DesiredReplicas *int32 `json:"desiredReplicas,omitempty"`
+
+	// restarts is the total of container restarts in the pods of the current spec: a crash-looping
+	// app shows here even while Ready flaps.
+	// +optional
+	Restarts int32 `json:"restarts,omitempty"`
 
 	// selector is the label selector of the WebApp's pods, as a string, for the scale subresource:
 	// what an autoscaler that targets the WebApp itself reads to find the pods.
