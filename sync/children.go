@@ -79,7 +79,8 @@ func sameSelector(s *metav1.LabelSelector, labels map[string]string) bool {
 // desiredDeployment builds the Deployment for a valid spec, with replicas (nil: the apiserver's
 // default of 1), annotated with the hash of its spec. While autoscaling, the hash leaves replicas
 // out: the autoscaler changes them, and that is not a new spec.
-func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, selector *metav1.LabelSelector, pods map[string]string) *appsv1.Deployment {
+// configHash, when not "", becomes the pod template's AnnotationConfigHash.
+func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, selector *metav1.LabelSelector, pods map[string]string, configHash string) *appsv1.Deployment {
 	spec := &p.Spec
 	container := corev1.Container{
 		Name:    ContainerName,
@@ -119,6 +120,9 @@ func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, sel
 			},
 			ProgressDeadlineSeconds: spec.ProgressDeadlineSeconds,
 		},
+	}
+	if configHash != "" {
+		d.Spec.Template.Annotations = map[string]string{AnnotationConfigHash: configHash}
 	}
 	if st := spec.Strategy; st != nil {
 		d.Spec.Strategy = appsv1.DeploymentStrategy{

@@ -124,7 +124,7 @@ func FuzzPruneJSON(f *testing.F) {
 func deploymentForm(t testing.TB) []byte {
 	p := &Parent{Name: "hello", Namespace: "default", Spec: webappSpec()}
 	labels, selector, pods := podLabels(p, nil)
-	b, err := json.Marshal(desiredDeployment(p, p.Spec.Replicas, labels, selector, pods))
+	b, err := json.Marshal(desiredDeployment(p, p.Spec.Replicas, labels, selector, pods, ""))
 	if err != nil {
 		t.Fatal(err)
 	}

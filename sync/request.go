@@ -33,6 +33,8 @@ type Request struct {
 	// Children are all observed children of every type, sorted by kind, apiVersion, namespace and
 	// name. The keys Metacontroller files them under (v1: name, v2: namespace/name) are not kept.
 	Children []Child
+	// Related holds the objects the customize hook asked Metacontroller to send along.
+	Related Related
 	// Finalizing is true when Metacontroller calls because the WebApp is being deleted.
 	Finalizing bool
 }
@@ -116,9 +118,10 @@ var decodeOptions = jsonv2.JoinOptions(
 // The wire types hold what the decision reads; every other member (the controller, related
 // objects, most of the parent) is skipped by the decoder without being stored.
 type wireRequest struct {
-	Parent     *wireParent                     `json:"parent"`
-	Children   map[string]map[string]wireChild `json:"children"`
-	Finalizing bool                            `json:"finalizing"`
+	Parent     *wireParent                       `json:"parent"`
+	Children   map[string]map[string]wireChild   `json:"children"`
+	Related    map[string]map[string]wireRelated `json:"related"`
+	Finalizing bool                              `json:"finalizing"`
 }
 
 type wireParent struct {
@@ -261,6 +264,7 @@ func DecodeRequest(body []byte) (*Request, error) {
 	}
 	req.Parent.Spec, req.Parent.SpecError = decodeSpec(p.Spec)
 	req.Children = children(w.Children, req.Parent.Namespace)
+	req.Related = related(w.Related, req.Parent.Namespace)
 	return req, nil
 }
 

@@ -394,6 +394,9 @@ func sharedFixtures(t testing.TB) []string {
 // TestRealRequests answers every request Metacontroller 4.17.2 really sent and checks the contract.
 func TestRealRequests(t *testing.T) {
 	for _, file := range sharedFixtures(t) {
+		if filepath.Base(filepath.Dir(file)) == "v2-related" {
+			continue // TestRelatedRequests answers these, each with what it shows
+		}
 		t.Run(filepath.Base(filepath.Dir(file))+"/"+filepath.Base(file), func(t *testing.T) {
 			body, err := os.ReadFile(file)
 			if err != nil {

@@ -65,10 +65,17 @@ func Sync(req *Request, now time.Time) Response {
 	if dep != nil {
 		observedDeployment = dep.deployment()
 	}
+	cfg := checkConfig(p, &req.Related, observedDeployment)
 	labels, selector, pods := podLabels(p, observedDeployment)
 	replicas := replicasFor(&p.Spec, observedDeployment)
-	deployment := desiredDeployment(p, replicas, labels, selector, pods)
-	children := []runtime.Object{deployment}
+	deployment := desiredDeployment(p, replicas, labels, selector, pods, cfg.hash)
+	var children []runtime.Object
+	switch {
+	case cfg.missing == nil:
+		children = append(children, deployment)
+	case dep != nil: // not rolled into pods that could not start
+		children = append(children, keptForm(dep))
+	}
 	if p.Spec.Port != nil {
 		children = append(children, desiredService(p, labels, pods))
 	}
@@ -90,7 +97,19 @@ func Sync(req *Request, now time.Time) Response {
 	if replicas != nil {
 		desired = *replicas
 	}
-	phase, reason, msg := rollout(p, observedDeployment, deployment.Annotations[AnnotationSpecHash], desired)
+	var current []RelatedPod
+	if observedDeployment != nil {
+		specApplied := observedDeployment.Annotations[AnnotationSpecHash] == deployment.Annotations[AnnotationSpecHash]
+		current = currentPods(&req.Related, observedDeployment, specApplied, p.Spec.Image)
+		base.Restarts = restarts(current)
+	}
+	var phase webappv1.Phase
+	var reason, msg string
+	if cfg.missing != nil {
+		phase, reason, msg = cfg.missingMessage(p, dep != nil)
+	} else {
+		phase, reason, msg = rollout(p, observedDeployment, deployment.Annotations[AnnotationSpecHash], desired, diagnose(current))
+	}
 	status := withReady(base, p, now, phase, reason, msg)
 	if p.Spec.Ingress != nil {
 		status.Conditions = append(status.Conditions, ingressCondition(req, now))
@@ -355,14 +374,19 @@ func ingressURL(ing *networkingv1.Ingress) string {
 // rollout decides phase, reason and message for a valid spec, following `kubectl rollout status`:
 // ready only when the observed Deployment d carries the current spec (its spec hash and the desired
 // replicas match), its controller has observed that generation, and every desired replica is
-// updated and available with no old pod left. d is nil when no Deployment is observed.
-func rollout(p *Parent, d *appsv1.Deployment, hash string, desired int32) (webappv1.Phase, string, string) {
+// updated and available with no old pod left. d is nil when no Deployment is observed. Pods of the
+// current spec that cannot start (trouble, nil for none) make it Degraded with their reason at
+// once, without waiting for the Deployment's progress deadline.
+func rollout(p *Parent, d *appsv1.Deployment, hash string, desired int32, trouble *podTrouble) (webappv1.Phase, string, string) {
 	if d == nil {
 		return webappv1.PhasePending, webappv1.ReasonDeploymentMissing, fmt.Sprintf("Waiting for Deployment %s to be created.", p.Name)
 	}
 	st := d.Status
 	progressing := func(msg string) (webappv1.Phase, string, string) {
 		return webappv1.PhaseProgressing, webappv1.ReasonRolloutInProgress, msg
+	}
+	if trouble != nil {
+		return webappv1.PhaseDegraded, trouble.reason, trouble.message()
 	}
 	switch {
 	case d.Annotations[AnnotationSpecHash] != hash || replicasOf(d) != desired:

@@ -458,3 +458,12 @@ func IsImageReference(s string) bool {
 	m := imageReference.FindStringSubmatch(s)
 	return m != nil && len(m[1]) <= maxImageNameLength
 }
+
+// quoteText renders a message from elsewhere (the kubelet, the scheduler) for a status, cut to
+// maxQuoted characters, so that the status stays short and the same from one call to the next.
+func quoteText(s string) string {
+	if r := []rune(s); len(r) > maxQuoted {
+		return string(r[:maxQuoted]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,95 @@
+package sync
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	webappv1 "github.com/example/webapp-operator/api/v1"
+)
+
+// AnnotationConfigHash is put on the pod template, so that a change of the data of a ConfigMap or
+// Secret the pods use rolls them: a digest of the digests of that data (configDigest), which tells
+// nothing about the data itself.
+const AnnotationConfigHash = "webapp.example.com/config-hash"
+
+// configState is what the related ConfigMaps and Secrets mean for the Deployment.
+type configState struct {
+	// missing is the first reference, not optional, to an object that does not exist; nil if none.
+	missing *configRef
+	// hash is the AnnotationConfigHash value for the pod template; "" for none.
+	hash string
+}
+
+// checkConfig checks the spec's references against the related ConfigMaps and Secrets. A kind
+// Metacontroller did not send (no customize hook) tells nothing: nothing is missing then, and the
+// pod template keeps the hash the observed Deployment has, so that a change of hook setup does
+// not roll the pods.
+func checkConfig(p *Parent, rel *Related, observed *appsv1.Deployment) configState {
+	var st configState
+	refs := configRefs(p)
+	known := true
+	tracked := map[ConfigRef]bool{}
+	for i := range refs {
+		ref := &refs[i]
+		sent := rel.Kinds[ref.Kind+".v1"]
+		if _, ok := rel.Config[ref.ConfigRef]; sent && !ok && !ref.Optional && st.missing == nil {
+			st.missing = ref
+		}
+		if ref.Tracked {
+			tracked[ref.ConfigRef] = true
+			known = known && sent
+		}
+	}
+	switch {
+	case len(tracked) == 0:
+	case !known:
+		if observed != nil {
+			st.hash = observed.Spec.Template.Annotations[AnnotationConfigHash]
+		}
+	default:
+		st.hash = configHash(tracked, rel)
+	}
+	return st
+}
+
+// configHash combines the digests of the tracked objects, in a stable order; an absent optional
+// object counts as absent.
+func configHash(tracked map[ConfigRef]bool, rel *Related) string {
+	refs := make([]ConfigRef, 0, len(tracked))
+	for ref := range tracked {
+		refs = append(refs, ref)
+	}
+	sort.Slice(refs, func(i, j int) bool {
+		if refs[i].Kind != refs[j].Kind {
+			return refs[i].Kind < refs[j].Kind
+		}
+		return refs[i].Name < refs[j].Name
+	})
+	h := sha256.New()
+	for _, ref := range refs {
+		digest, ok := rel.Config[ref]
+		if !ok {
+			digest = "absent"
+		}
+		fmt.Fprintf(h, "%s/%s=%s\n", ref.Kind, ref.Name, digest)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// missingMessage says which object is missing, where the spec names it, and what the hook does.
+func (st configState) missingMessage(p *Parent, deploymentExists bool) (webappv1.Phase, string, string) {
+	reason, phase := webappv1.ReasonConfigMapMissing, webappv1.PhasePending
+	if st.missing.Kind == "Secret" {
+		reason = webappv1.ReasonSecretMissing
+	}
+	what := fmt.Sprintf("Waiting for %s %s, which %s names, to exist before creating Deployment %s.", st.missing.Kind, st.missing.Name, st.missing.Field, p.Name)
+	if deploymentExists {
+		phase = webappv1.PhaseDegraded
+		what = fmt.Sprintf("%s %s, which %s names, does not exist: Deployment %s is left as it is, so its pods keep running.", st.missing.Kind, st.missing.Name, st.missing.Field, p.Name)
+	}
+	return phase, reason, what
+}

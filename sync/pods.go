@@ -1,0 +1,145 @@
+package sync
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// AnnotationRevision is the revision the Deployment controller gives each of a Deployment's
+// ReplicaSets; the highest is the current one.
+const AnnotationRevision = "deployment.kubernetes.io/revision"
+
+// stuckReasons are the container waiting reasons that mean a pod cannot start by itself, in the
+// order the status names them when pods are stuck for several.
+var stuckReasons = []string{"InvalidImageName", "ErrImagePull", "ImagePullBackOff", "CreateContainerConfigError", "CreateContainerError", "CrashLoopBackOff"}
+
+// currentPods returns the pods of the current spec, by the best evidence the request holds:
+//   - with ReplicaSets sent, and Deployment d carrying the current spec (specApplied), the pods of
+//     d's newest ReplicaSet: the highest revision among those it controls, the one `kubectl
+//     rollout status` waits for. Those are the pods being rolled out now, while older ones may
+//     still serve; before d carries the current spec, no pod is of it;
+//   - without ReplicaSets (a customize hook that does not ask for them), the pods whose app
+//     container runs the spec's image.
+//
+// Pods being deleted are left out.
+func currentPods(rel *Related, d *appsv1.Deployment, specApplied bool, image string) []RelatedPod {
+	var current []RelatedPod
+	if rel.Kinds[relatedReplicaSets] {
+		if !specApplied {
+			return nil
+		}
+		newest, revision := "", -1
+		for _, rs := range rel.ReplicaSets {
+			owner := metav1.GetControllerOfNoCopy(&rs.ObjectMeta)
+			if owner == nil || owner.Kind != "Deployment" || owner.Name != d.Name {
+				continue
+			}
+			if r, err := strconv.Atoi(rs.Annotations[AnnotationRevision]); err == nil && r > revision {
+				newest, revision = rs.Name, r
+			}
+		}
+		for _, p := range rel.Pods {
+			if owner := metav1.GetControllerOfNoCopy(&p.ObjectMeta); owner != nil && owner.Kind == "ReplicaSet" && owner.Name == newest && p.DeletionTimestamp == nil {
+				current = append(current, p)
+			}
+		}
+		return current
+	}
+	for _, p := range rel.Pods {
+		if p.Images[ContainerName] == image && p.DeletionTimestamp == nil {
+			current = append(current, p)
+		}
+	}
+	return current
+}
+
+// podTrouble says why pods of the current spec cannot start.
+type podTrouble struct {
+	// reason is the kubelet's or the scheduler's: ImagePullBackOff, Unschedulable, …
+	reason string
+	// detail quotes the first such pod's message, cut short so that it stays the same between calls.
+	detail string
+	// stuck counts the pods that cannot start for reason, of total; others, those that cannot for
+	// another reason.
+	stuck, others, total int
+}
+
+// diagnose finds the pods that cannot start and why, or returns nil when none is stuck. Pods stuck
+// for several reasons are reported by the reason most of them share (ties go to the reason first
+// in stuckReasons, then Unschedulable), quoting the first pod by name.
+func diagnose(pods []RelatedPod) *podTrouble {
+	counts := map[string]int{}
+	details := map[string]string{}
+	stuck := 0
+	for _, p := range pods {
+		reason, detail := whyStuck(&p)
+		if reason == "" {
+			continue
+		}
+		stuck++
+		counts[reason]++
+		if _, ok := details[reason]; !ok {
+			details[reason] = detail
+		}
+	}
+	if stuck == 0 {
+		return nil
+	}
+	best := ""
+	for _, r := range append(slices.Clone(stuckReasons), string(corev1.PodReasonUnschedulable)) {
+		if counts[r] > counts[best] {
+			best = r
+		}
+	}
+	return &podTrouble{reason: best, detail: details[best], stuck: counts[best], others: stuck - counts[best], total: len(pods)}
+}
+
+// whyStuck returns why a pod cannot start, and the message that says so, or "".
+func whyStuck(p *RelatedPod) (reason, detail string) {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return c.Reason, c.Message
+		}
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		w := cs.State.Waiting
+		if w == nil || !slices.Contains(stuckReasons, w.Reason) {
+			continue
+		}
+		if t := cs.LastTerminationState.Terminated; w.Reason == "CrashLoopBackOff" && t != nil {
+			// The kubelet's back-off message counts seconds up; the last exit says why, and stays.
+			return w.Reason, fmt.Sprintf("container %s exited with code %d (%s)", cs.Name, t.ExitCode, t.Reason)
+		}
+		return w.Reason, w.Message
+	}
+	return "", ""
+}
+
+// restarts totals the container restarts of pods.
+func restarts(pods []RelatedPod) int32 {
+	var n int32
+	for _, p := range pods {
+		for _, cs := range p.Status.ContainerStatuses {
+			n += cs.RestartCount
+		}
+	}
+	return n
+}
+
+// message says, in one stable sentence, how many pods cannot start and why.
+func (t *podTrouble) message() string {
+	msg := fmt.Sprintf("%d of %s cannot start: %s", t.stuck, count(t.total, "current pod"), t.reason)
+	if t.detail != "" {
+		msg += ": " + quoteText(t.detail)
+	}
+	msg = sentence(msg)
+	if t.others > 0 {
+		msg += fmt.Sprintf(" %s cannot start for another reason.", count(t.others, "more pod", "more pods"))
+	}
+	return msg
+}

@@ -1,0 +1,190 @@
+package sync
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"sort"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Related holds the related objects the decision reads: those the customize hook asked for, as
+// Metacontroller sent them along with the request. Objects outside the parent's namespace are
+// left out.
+type Related struct {
+	// Kinds are the related kinds the request carried, as "Kind.apiVersion", even those with no
+	// object. A kind that is not here was not asked for (Metacontroller runs no customize hook, or
+	// an older one), which is not the same as no such object existing.
+	Kinds map[string]bool
+	// Pods are the WebApp's pods, sorted by name.
+	Pods []RelatedPod
+	// ReplicaSets are the WebApp's ReplicaSets, sorted by name.
+	ReplicaSets []RelatedReplicaSet
+	// Config has one entry per ConfigMap or Secret sent: a digest of its data keyed with its uid
+	// (configDigest). The data itself is never kept.
+	Config map[ConfigRef]string
+}
+
+// ConfigRef names a ConfigMap or Secret in the WebApp's namespace.
+type ConfigRef struct {
+	// Kind is "ConfigMap" or "Secret".
+	Kind string
+	// Name is its metadata.name.
+	Name string
+}
+
+// String returns "Kind/name".
+func (r ConfigRef) String() string { return r.Kind + "/" + r.Name }
+
+// MarshalText returns String, so that a map keyed by ConfigRef encodes as JSON.
+func (r ConfigRef) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// RelatedPod is what the decision reads of one of the WebApp's pods: its metadata, the images of
+// its containers, and its status. The rest of its spec is not decoded.
+type RelatedPod struct {
+	metav1.ObjectMeta
+	// Images are the images of the pod's containers, by container name.
+	Images map[string]string
+	Status corev1.PodStatus
+}
+
+// RelatedReplicaSet is what the decision reads of one of the WebApp's ReplicaSets: its metadata
+// (owner and revision) and its status.
+type RelatedReplicaSet struct {
+	metav1.ObjectMeta
+	Status appsv1.ReplicaSetStatus
+}
+
+// The related kinds the hook reads.
+const (
+	relatedPods        = "Pod.v1"
+	relatedReplicaSets = "ReplicaSet.apps/v1"
+	relatedConfigMaps  = "ConfigMap.v1"
+	relatedSecrets     = "Secret.v1"
+)
+
+// wireRelated decodes one related object by the kind it is filed under, keeping only what the
+// decision reads; objects of other kinds are skipped.
+type wireRelated struct {
+	pod        *RelatedPod
+	replicaSet *RelatedReplicaSet
+	config     *ConfigRef
+	digest     string
+	namespace  string
+}
+
+// UnmarshalJSONFrom implements json/v2's UnmarshalerFrom. A ConfigMap's or Secret's data is read
+// as raw JSON and digested at once: it is never interpreted, so no value of it can appear in an
+// error, and never stored.
+func (w *wireRelated) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	*w = wireRelated{}
+	at := dec.StackPointer()
+	if k := dec.PeekKind(); k != '{' {
+		return &RequestError{Field: fieldPath(at), Problem: "expected object, got JSON " + kindName(k)}
+	}
+	switch at.Parent().LastToken() {
+	case relatedPods:
+		var p struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+			Spec     struct {
+				Containers []struct {
+					Name  string `json:"name"`
+					Image string `json:"image"`
+				} `json:"containers"`
+			} `json:"spec"`
+			Status corev1.PodStatus `json:"status"`
+		}
+		if err := jsonv2.UnmarshalDecode(dec, &p); err != nil {
+			return err
+		}
+		w.pod = &RelatedPod{ObjectMeta: p.Metadata, Images: map[string]string{}, Status: p.Status}
+		for _, c := range p.Spec.Containers {
+			w.pod.Images[c.Name] = c.Image
+		}
+		w.namespace = p.Metadata.Namespace
+	case relatedReplicaSets:
+		var rs struct {
+			Metadata metav1.ObjectMeta       `json:"metadata"`
+			Status   appsv1.ReplicaSetStatus `json:"status"`
+		}
+		if err := jsonv2.UnmarshalDecode(dec, &rs); err != nil {
+			return err
+		}
+		w.replicaSet = &RelatedReplicaSet{ObjectMeta: rs.Metadata, Status: rs.Status}
+		w.namespace = rs.Metadata.Namespace
+	case relatedConfigMaps, relatedSecrets:
+		var c struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name      string `json:"name"`
+				Namespace string `json:"namespace"`
+				UID       string `json:"uid"`
+			} `json:"metadata"`
+			Data       jsontext.Value `json:"data"`
+			BinaryData jsontext.Value `json:"binaryData"`
+		}
+		if err := jsonv2.UnmarshalDecode(dec, &c); err != nil {
+			return err
+		}
+		kind := "ConfigMap"
+		if at.Parent().LastToken() == relatedSecrets {
+			kind = "Secret"
+		}
+		w.config = &ConfigRef{Kind: kind, Name: c.Metadata.Name}
+		w.digest = configDigest(c.Metadata.UID, c.Data, c.BinaryData)
+		w.namespace = c.Metadata.Namespace
+	default:
+		return dec.SkipValue()
+	}
+	return nil
+}
+
+// configDigest is a digest of a ConfigMap's or Secret's data that tells nothing about the data to
+// someone who cannot read the object: HMAC-SHA256 keyed with the object's uid, which the apiserver
+// makes at random and shows only to those who can read the object (and so its data anyway). A
+// plain hash would let anyone who can read the Deployment test guesses of a short secret value.
+// The data is canonicalized (RFC 8785) first, so only a change of data changes the digest: a new
+// label or annotation does not. A new object under the same name has a new uid, and so a new
+// digest.
+func configDigest(uid string, data ...jsontext.Value) string {
+	mac := hmac.New(sha256.New, []byte(uid))
+	for _, d := range data {
+		c := d.Clone()
+		if len(c) == 0 || c.Canonicalize() != nil {
+			c = jsontext.Value("null")
+		}
+		mac.Write(c)
+		mac.Write([]byte{0})
+	}
+	return hex.EncodeToString(mac.Sum(nil))
+}
+
+// related collects the related objects of the parent's namespace, sorted.
+func related(groups map[string]map[string]wireRelated, namespace string) Related {
+	r := Related{Kinds: map[string]bool{}, Config: map[ConfigRef]string{}}
+	for group, objects := range groups {
+		r.Kinds[group] = true
+		for _, w := range objects {
+			if w.namespace != "" && w.namespace != namespace {
+				continue
+			}
+			switch {
+			case w.pod != nil:
+				r.Pods = append(r.Pods, *w.pod)
+			case w.replicaSet != nil:
+				r.ReplicaSets = append(r.ReplicaSets, *w.replicaSet)
+			case w.config != nil:
+				r.Config[*w.config] = w.digest
+			}
+		}
+	}
+	sort.Slice(r.Pods, func(i, j int) bool { return r.Pods[i].Name < r.Pods[j].Name })
+	sort.Slice(r.ReplicaSets, func(i, j int) bool { return r.ReplicaSets[i].Name < r.ReplicaSets[j].Name })
+	return r
+}
