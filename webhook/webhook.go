@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -21,8 +22,16 @@ import (
 	"github.com/example/webapp-operator/sync"
 )
 
-// DefaultMaxBodyBytes is the largest request body accepted when Options.MaxBodyBytes is 0.
-const DefaultMaxBodyBytes = 4 << 20
+// DefaultMaxBodyBytes is the largest request body accepted when Options.MaxBodyBytes is 0. With a
+// customize hook, a request carries the WebApp's pods, about 4.5 KB each (hooktest.WithPods, and
+// the pods Metacontroller sent in ../shared/fixtures): a WebApp with 1,000 pods sends 4.6 MB, and
+// 16 MiB leaves room for pods three times that size.
+const DefaultMaxBodyBytes = 16 << 20
+
+// DefaultMaxInflightBodyBytes is the bound of Options.MaxInflightBodyBytes when it is 0: the
+// bodies of two 1,000-pod WebApps, or of thousands of small ones, at once. Answering a request takes
+// about three times its size at its peak, so this keeps the hook within its 128Mi container.
+const DefaultMaxInflightBodyBytes = 16 << 20
 
 // DefaultCacheBytes is the size of the answer cache that the webapp-hook command uses by default.
 // A sync answer for a WebApp with a Deployment and a Service measures about 1.6 KB (1.1 to 1.9 KB
@@ -37,6 +46,10 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxBodyBytes limits request bodies; larger ones get 413. 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// MaxInflightBodyBytes bounds the bytes of request bodies answered at once (by their
+	// Content-Length, or MaxBodyBytes without one); a call that would go over waits its turn. 0
+	// means DefaultMaxInflightBodyBytes; a negative value means no bound.
+	MaxInflightBodyBytes int64
 	// Now is the clock for condition transition times. Nil means time.Now.
 	Now func() time.Time
 	// CacheBytes bounds the answers kept for requests that come again byte for byte, as every
@@ -54,11 +67,12 @@ type Options struct {
 // Handler routes hook and health requests. Its metrics are served by another handler,
 // MetricsHandler, so that they can listen on a port of their own. It is safe for concurrent use.
 type Handler struct {
-	opts    Options
-	ready   atomic.Bool
-	router  chi.Router
-	cache   *answerCache // nil when disabled
-	metrics *metrics
+	opts     Options
+	ready    atomic.Bool
+	router   chi.Router
+	cache    *answerCache // nil when disabled
+	inflight *budget      // nil when unbounded
+	metrics  *metrics
 }
 
 // New returns a Handler that reports ready.
@@ -72,7 +86,10 @@ func New(opts Options) *Handler {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	h := &Handler{opts: opts, cache: newAnswerCache(opts.CacheBytes)}
+	if opts.MaxInflightBodyBytes == 0 {
+		opts.MaxInflightBodyBytes = DefaultMaxInflightBodyBytes
+	}
+	h := &Handler{opts: opts, cache: newAnswerCache(opts.CacheBytes), inflight: newBudget(opts.MaxInflightBodyBytes)}
 	h.metrics = newMetrics(h.cache)
 	h.ready.Store(true)
 
@@ -81,6 +98,7 @@ func New(opts Options) *Handler {
 	// Hook routes recover inside their instrumentation, so that a panic is counted as a 500.
 	r.Method(http.MethodPost, "/sync", h.metrics.instrument("sync", h.requireClientCert(h.requireToken(h.recoverPanics(h.handle(h.serveSync))))))
 	r.Method(http.MethodPost, "/finalize", h.metrics.instrument("finalize", h.requireClientCert(h.requireToken(h.recoverPanics(h.handle(h.serveFinalize))))))
+	r.Method(http.MethodPost, "/customize", h.metrics.instrument("customize", h.requireClientCert(h.requireToken(h.recoverPanics(h.handle(h.serveCustomize))))))
 	r.Get("/healthz", h.serveHealthz)
 	r.Get("/readyz", h.serveReadyz)
 	r.NotFound(h.handle(func(w http.ResponseWriter, r *http.Request) error {
@@ -129,11 +147,26 @@ func (h *Handler) serveFinalize(w http.ResponseWriter, r *http.Request) error {
 	return h.serveHook(w, r, "finalize")
 }
 
+// serveCustomize handles POST /customize: the related objects Metacontroller should send along
+// (sync.Customize), from the parent alone.
+func (h *Handler) serveCustomize(w http.ResponseWriter, r *http.Request) error {
+	return h.serveHook(w, r, "customize")
+}
+
 func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string) error {
 	start := time.Now()
 	if ct := r.Header.Get("Content-Type"); !jsonContentType(ct) {
 		return &Error{Code: http.StatusUnsupportedMediaType, Message: fmt.Sprintf("content type %q is not supported: send application/json", ct)}
 	}
+	size := r.ContentLength
+	if size < 0 {
+		size = h.opts.MaxBodyBytes
+	}
+	release, err := h.inflight.acquire(r.Context(), size)
+	if err != nil {
+		return fmt.Errorf("wait to read %s request: %w", hook, err)
+	}
+	defer release()
 	buf := bodyBuffers.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= maxPooledBody {
@@ -163,25 +196,28 @@ func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string)
 	if err != nil {
 		return fmt.Errorf("decode %s request: %w", hook, err)
 	}
-	var resp sync.Response
-	if hook == "finalize" || req.Finalizing {
-		hook = "finalize"
-		resp = sync.Finalize(req, h.opts.Now())
-	} else {
-		resp = sync.Sync(req, h.opts.Now())
+	e := &cacheEntry{key: key, hook: hook, parent: req.Parent.Namespace + "/" + req.Parent.Name}
+	var out []byte
+	switch {
+	case hook == "customize":
+		resp := sync.Customize(&req.Parent)
+		out, err = json.Marshal(resp)
+		e.children = len(resp.RelatedResources)
+	default:
+		var resp sync.Response
+		if hook == "finalize" || req.Finalizing {
+			e.hook = "finalize"
+			resp = sync.Finalize(req, h.opts.Now())
+		} else {
+			resp = sync.Sync(req, h.opts.Now())
+		}
+		out, err = resp.MarshalJSON() // the encoding itself: json.Marshal would check and copy it once more
+		e.phase, e.children = string(resp.Status.Phase), len(resp.Children)
 	}
-	out, err := resp.MarshalJSON() // the encoding itself: json.Marshal would check and copy it once more
 	if err != nil {
-		return fmt.Errorf("encode %s response: %w", hook, err)
+		return fmt.Errorf("encode %s response: %w", e.hook, err)
 	}
-	e := &cacheEntry{
-		key:      key,
-		answer:   append(out, '\n'),
-		hook:     hook,
-		parent:   req.Parent.Namespace + "/" + req.Parent.Name,
-		phase:    string(resp.Status.Phase),
-		children: len(resp.Children),
-	}
+	e.answer = append(out, '\n')
 	e.etag = etag(e.answer)
 	h.cache.put(e)
 	h.writeAnswer(w, r, e, start, false)
@@ -203,16 +239,15 @@ func (h *Handler) writeAnswer(w http.ResponseWriter, r *http.Request, e *cacheEn
 			h.opts.Logger.Warn("write response", "hook", e.hook, "err", err)
 		}
 	}
-	h.metrics.decisions.WithLabelValues(e.hook, e.phase).Inc()
-	h.opts.Logger.Info("hook",
-		"hook", e.hook,
-		"parent", e.parent,
-		"phase", e.phase,
-		"children", e.children,
-		"cached", cached,
-		"not_modified", notModified,
-		"duration_ms", float64(time.Since(start).Microseconds())/1000,
-	)
+	attrs := []any{"hook", e.hook, "parent", e.parent}
+	if e.hook == "customize" {
+		attrs = append(attrs, "rules", e.children)
+	} else {
+		h.metrics.decisions.WithLabelValues(e.hook, e.phase).Inc()
+		attrs = append(attrs, "phase", e.phase, "children", e.children)
+	}
+	attrs = append(attrs, "cached", cached, "not_modified", notModified, "duration_ms", float64(time.Since(start).Microseconds())/1000)
+	h.opts.Logger.Info("hook", attrs...)
 }
 
 // etag is a strong validator of an answer: the first 128 bits of the SHA-256 of its exact bytes,
@@ -259,11 +294,21 @@ const maxPooledBody = 64 << 10
 // Content-Length when the client sent one, up to maxPresized, so that a false claim cannot make
 // the hook reserve memory before anything arrives; larger bodies grow it as they come.
 func readBody(buf *bytes.Buffer, w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	body := http.MaxBytesReader(w, r.Body, limit)
 	if r.ContentLength > 0 {
 		// ReadFrom keeps MinRead bytes free to see EOF.
 		buf.Grow(int(min(r.ContentLength, limit, maxPresized)) + bytes.MinRead)
 	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	if r.ContentLength > maxPresized {
+		// A large body (a WebApp with many pods) comes in two steps: its first maxPresized bytes,
+		// then, once they came, the rest into a buffer grown once to hold it, rather than doubled
+		// again and again.
+		if _, err := io.CopyN(buf, body, maxPresized); err != nil {
+			return buf.Bytes(), err
+		}
+		buf.Grow(int(min(r.ContentLength, limit)) - buf.Len() + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(body)
 	return buf.Bytes(), err
 }
 

@@ -59,6 +59,8 @@ func TestHandlerStatusCodes(t *testing.T) {
 	}{
 		{name: "sync", method: "POST", path: "/sync", body: create, wantCode: 200},
 		{name: "finalize", method: "POST", path: "/finalize", body: create, wantCode: 200},
+		{name: "customize", method: "POST", path: "/customize", body: create, wantCode: 200},
+		{name: "customize without a parent", method: "POST", path: "/customize", body: `{"controller":{}}`, wantCode: 400, wantBody: `{"error":"decode customize request: parent: required"}`},
 		{name: "not JSON", method: "POST", path: "/sync", body: "{", wantCode: 400, wantBody: `{"error":"decode sync request: invalid JSON at byte 1: unexpected EOF"}`},
 		{name: "empty body", method: "POST", path: "/finalize", body: "", wantCode: 400, wantBody: `{"error":"decode finalize request: empty body: a JSON object is required"}`},
 		{name: "no parent", method: "POST", path: "/sync", body: `{"children":{}}`, wantCode: 400, wantBody: `{"error":"decode sync request: parent: required"}`},
@@ -155,6 +157,7 @@ func TestMetrics(t *testing.T) {
 	serve(h, "POST", "/sync", readExample(t, "create.request.json")) // panics
 	serve(h, "POST", "/sync", "{")
 	serve(h, "POST", "/finalize", readExample(t, "finalize-done.request.json"))
+	serve(h, "POST", "/customize", readExample(t, "customize.request.json"))
 	if rec := serve(h, "GET", "/metrics", ""); rec.Code != 404 {
 		t.Errorf("GET /metrics on the hook handler = %d; want 404, metrics have a listener of their own", rec.Code)
 	}
@@ -168,6 +171,7 @@ func TestMetrics(t *testing.T) {
 		`webapp_hook_requests_total{code="500",hook="sync"} 1`,
 		`webapp_hook_requests_total{code="400",hook="sync"} 1`,
 		`webapp_hook_requests_total{code="200",hook="finalize"} 1`,
+		`webapp_hook_requests_total{code="200",hook="customize"} 1`,
 		`webapp_hook_request_duration_seconds_count{hook="sync"} 4`,
 		`webapp_hook_decisions_total{hook="sync",phase="Pending"} 1`,
 		`webapp_hook_decisions_total{hook="sync",phase="Progressing"} 1`,
@@ -245,6 +249,22 @@ type metacontrollerResponse struct {
 	Finalized          bool             `json:"finalized"`
 }
 
+// metacontrollerCustomizeResponse mirrors the struct Metacontroller decodes customize answers
+// into (pkg/controller/common/customize/api/v2, pkg/apis/metacontroller/v1alpha1).
+type metacontrollerCustomizeResponse struct {
+	RelatedResources []struct {
+		APIVersion    string `json:"apiVersion"`
+		Resource      string `json:"resource"`
+		LabelSelector *struct {
+			MatchLabels      map[string]string `json:"matchLabels"`
+			MatchExpressions []any             `json:"matchExpressions"`
+		} `json:"labelSelector"`
+		NamespaceSelector any      `json:"namespaceSelector"`
+		Namespace         string   `json:"namespace"`
+		Names             []string `json:"names"`
+	} `json:"relatedResources"`
+}
+
 func TestResponseFields(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -256,6 +276,7 @@ func TestResponseFields(t *testing.T) {
 		{"finalize waiting", "/finalize", "finalize-children.request.json", []string{"children", "finalized", "resyncAfterSeconds", "status"}},
 		{"finalize done", "/finalize", "finalize-done.request.json", []string{"children", "finalized", "status"}},
 		{"sync URL serving a finalizing request", "/sync", "finalize-done.request.json", []string{"children", "finalized", "status"}},
+		{"customize", "/customize", "customize.request.json", []string{"relatedResources"}},
 	}
 	h := newHandler(webhook.Options{})
 	for _, tt := range tests {
@@ -277,8 +298,11 @@ func TestResponseFields(t *testing.T) {
 			}
 			dec := json.NewDecoder(bytes.NewReader(rec.Body.Bytes()))
 			dec.DisallowUnknownFields()
-			var strict metacontrollerResponse
-			if err := dec.Decode(&strict); err != nil {
+			var strict any = &metacontrollerResponse{}
+			if tt.path == "/customize" {
+				strict = &metacontrollerCustomizeResponse{}
+			}
+			if err := dec.Decode(strict); err != nil {
 				t.Errorf("strict decode as Metacontroller does: %v", err)
 			}
 		})
@@ -306,6 +330,11 @@ func TestExamples(t *testing.T) {
 		"autoscaling-on":     "Progressing",
 		"autoscaling-scaled": "Ready",
 		"autoscaling-off":    "Progressing",
+		"customize":          "", // a customize answer has no status
+		"image-pull-backoff": "Degraded",
+		"crash-loop":         "Degraded",
+		"configmap-missing":  "Degraded",
+		"config-changed":     "Progressing",
 	}
 	files, err := filepath.Glob(filepath.Join("..", "examples", "*.request.json"))
 	if err != nil || len(files) != len(wantPhase) {
@@ -316,8 +345,11 @@ func TestExamples(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(file), ".request.json")
 		t.Run(name, func(t *testing.T) {
 			path := "/sync"
-			if strings.HasPrefix(name, "finalize") {
+			switch {
+			case strings.HasPrefix(name, "finalize"):
 				path = "/finalize"
+			case name == "customize":
+				path = "/customize"
 			}
 			rec := serve(h, "POST", path, readExample(t, name+".request.json"))
 			if rec.Code != 200 {
@@ -509,11 +541,20 @@ func TestLargeRequest(t *testing.T) {
 // BenchmarkHandler measures a whole hook call, decoding to encoding: a small request (a new
 // WebApp, no children) and a large one (testdata/large.request.json: a Deployment and a Service as
 // a real kube-apiserver returned them, with managedFields and Metacontroller's annotations), each
-// decided afresh, and the large one repeated, as a resync repeats it, answered from memory.
+// decided afresh, the large one repeated, as a resync repeats it, answered from memory, the large
+// one with 10 and 1,000 related pods (hooktest.WithPods), and a customize call.
 func BenchmarkHandler(b *testing.B) {
 	large, err := os.ReadFile(filepath.Join("testdata", "large.request.json"))
 	if err != nil {
 		b.Fatal(err)
+	}
+	pods := func(n int) string {
+		b.Helper()
+		body, err := hooktest.WithPods(large, n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return string(body)
 	}
 	for _, bc := range []struct {
 		name, path, body string
@@ -523,8 +564,11 @@ func BenchmarkHandler(b *testing.B) {
 		{"large", "/sync", string(large), 0},
 		{"finalize", "/finalize", readExample(b, "finalize-children.request.json"), 0},
 		{"large-repeated", "/sync", string(large), webhook.DefaultCacheBytes}, // answered from memory
+		{"pods-10", "/sync", pods(10), 0},
+		{"pods-1000", "/sync", pods(1000), 0},
+		{"customize", "/customize", string(large), 0},
 	} {
-		h := newHandler(webhook.Options{CacheBytes: bc.cacheBytes})
+		h := newHandler(webhook.Options{CacheBytes: bc.cacheBytes, MaxBodyBytes: webhook.DefaultMaxBodyBytes})
 		body, path := bc.body, bc.path
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -107,6 +107,8 @@ type Config struct {
 	MetricsAddr string
 	// MaxBodyBytes limits hook request bodies.
 	MaxBodyBytes int64
+	// MaxInflightBodyBytes bounds the bytes of request bodies answered at once; negative: no bound.
+	MaxInflightBodyBytes int64
 	// CacheBytes bounds the answers kept for repeated requests; 0 disables the cache.
 	CacheBytes int
 	// ShutdownDelay is how long the server keeps serving after SIGTERM, with /readyz at 503, so
@@ -159,13 +161,14 @@ type Main struct {
 func NewMain(stderr io.Writer) *Main {
 	return &Main{
 		Config: Config{
-			Addr:            ":8080",
-			MetricsAddr:     ":9090",
-			MaxBodyBytes:    webhook.DefaultMaxBodyBytes,
-			CacheBytes:      webhook.DefaultCacheBytes,
-			ShutdownDelay:   defaultShutdownDelay,
-			ShutdownTimeout: defaultShutdownTimeout,
-			LogLevel:        "info",
+			Addr:                 ":8080",
+			MetricsAddr:          ":9090",
+			MaxBodyBytes:         webhook.DefaultMaxBodyBytes,
+			MaxInflightBodyBytes: webhook.DefaultMaxInflightBodyBytes,
+			CacheBytes:           webhook.DefaultCacheBytes,
+			ShutdownDelay:        defaultShutdownDelay,
+			ShutdownTimeout:      defaultShutdownTimeout,
+			LogLevel:             "info",
 
 			ReadHeaderTimeout: readHeaderTimeout,
 			ReloadInterval:    reloadInterval,
@@ -183,6 +186,7 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address of the hooks and health checks (env ADDR)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "listen address of GET /metrics; empty: no metrics (env METRICS_ADDR)")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "largest accepted request body in bytes; larger ones get 413 (env MAX_BODY_BYTES)")
+	fs.Int64Var(&c.MaxInflightBodyBytes, "max-inflight-body-bytes", c.MaxInflightBodyBytes, "bytes of request bodies answered at once; more wait their turn; -1: no bound (env MAX_INFLIGHT_BODY_BYTES)")
 	fs.IntVar(&c.CacheBytes, "cache-bytes", c.CacheBytes, "memory for answers to requests that come again byte for byte, as resyncs do; 0 disables (env CACHE_BYTES)")
 	fs.DurationVar(&c.ShutdownDelay, "shutdown-delay", c.ShutdownDelay, "how long to keep serving after SIGTERM with /readyz failing, so endpoints drop the pod first (env SHUTDOWN_DELAY)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long to then drain in-flight requests (env SHUTDOWN_TIMEOUT)")
@@ -233,6 +237,9 @@ Flags:
 	}
 	if c.ClientCAFile != "" && c.TLSCertFile == "" {
 		return fmt.Errorf("-client-ca-file needs -tls-cert-file and -tls-key-file")
+	}
+	if c.MaxInflightBodyBytes == 0 {
+		return fmt.Errorf("-max-inflight-body-bytes must not be 0: give a bound, or -1 for none")
 	}
 	if c.CacheBytes < 0 {
 		return fmt.Errorf("-cache-bytes must not be negative, got %d", c.CacheBytes)
@@ -287,11 +294,12 @@ func (m *Main) Open() error {
 	}
 	m.listener, m.metricsListener = ln, metricsLn
 	m.handler = webhook.New(webhook.Options{
-		Logger:            m.Logger,
-		MaxBodyBytes:      m.Config.MaxBodyBytes,
-		CacheBytes:        m.Config.CacheBytes,
-		Tokens:            tokens,
-		RequireClientCert: tlsFiles != nil && tlsFiles.VerifiesClients(),
+		Logger:               m.Logger,
+		MaxBodyBytes:         m.Config.MaxBodyBytes,
+		MaxInflightBodyBytes: m.Config.MaxInflightBodyBytes,
+		CacheBytes:           m.Config.CacheBytes,
+		Tokens:               tokens,
+		RequireClientCert:    tlsFiles != nil && tlsFiles.VerifiesClients(),
 	})
 	m.stopReload = make(chan struct{})
 	if tokens != nil || tlsFiles != nil {

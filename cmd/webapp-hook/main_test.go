@@ -22,17 +22,18 @@ func TestParseFlags(t *testing.T) {
 		want    Config
 		wantErr string
 	}{
-		{name: "defaults", want: Config{Addr: ":8080", MetricsAddr: ":9090", MaxBodyBytes: 4 << 20, CacheBytes: 1 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second}},
+		{name: "defaults", want: Config{Addr: ":8080", MetricsAddr: ":9090", MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, CacheBytes: 1 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second}},
 		{name: "environment", env: map[string]string{"ADDR": ":9090", "METRICS_ADDR": "127.0.0.1:9100", "MAX_BODY_BYTES": "1024", "SHUTDOWN_DELAY": "0s", "SHUTDOWN_TIMEOUT": "3s", "LOG_LEVEL": "debug"},
-			want: Config{Addr: ":9090", MetricsAddr: "127.0.0.1:9100", MaxBodyBytes: 1024, CacheBytes: 1 << 20, ShutdownTimeout: 3 * time.Second, LogLevel: "debug", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second}},
+			want: Config{Addr: ":9090", MetricsAddr: "127.0.0.1:9100", MaxBodyBytes: 1024, MaxInflightBodyBytes: 16 << 20, CacheBytes: 1 << 20, ShutdownTimeout: 3 * time.Second, LogLevel: "debug", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second}},
 		{name: "flags win over environment", args: []string{"--addr", "127.0.0.1:7000"}, env: map[string]string{"ADDR": ":9090"},
-			want: Config{Addr: "127.0.0.1:7000", MetricsAddr: ":9090", MaxBodyBytes: 4 << 20, CacheBytes: 1 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second}},
+			want: Config{Addr: "127.0.0.1:7000", MetricsAddr: ":9090", MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, CacheBytes: 1 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second}},
 		{name: "negative delay", args: []string{"--shutdown-delay", "-1s"}, wantErr: "-shutdown-delay must not be negative"},
 		{name: "bad environment value", env: map[string]string{"MAX_BODY_BYTES": "lots"}, wantErr: `environment MAX_BODY_BYTES="lots"`},
 		{name: "non-positive body limit", args: []string{"--max-body-bytes", "0"}, wantErr: "-max-body-bytes must be positive, got 0"},
+		{name: "no in-flight bound of 0", args: []string{"--max-inflight-body-bytes", "0"}, wantErr: "-max-inflight-body-bytes must not be 0"},
 		{name: "bad log level", args: []string{"--log-level", "loud"}, wantErr: "-log-level"},
 		{name: "stray argument", args: []string{"serve"}, wantErr: "unexpected arguments: serve"},
-		{name: "no metrics", args: []string{"--metrics-addr="}, want: Config{Addr: ":8080", MaxBodyBytes: 4 << 20, CacheBytes: 1 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second}},
+		{name: "no metrics", args: []string{"--metrics-addr="}, want: Config{Addr: ":8080", MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, CacheBytes: 1 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

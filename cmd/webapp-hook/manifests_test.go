@@ -149,7 +149,7 @@ func TestManifests(t *testing.T) {
 		ports[p.Name] = p.ContainerPort
 	}
 	port := container.Ports[0]
-	for _, hook := range []string{"sync", "finalize"} {
+	for _, hook := range []string{"customize", "sync", "finalize"} {
 		h, ok := cc.Spec.Hooks[hook]
 		if !ok {
 			t.Errorf("hooks.%s missing", hook)
@@ -162,8 +162,11 @@ func TestManifests(t *testing.T) {
 		if want := svc.Name + "." + svc.Namespace; u.Hostname() != want {
 			t.Errorf("%s hook host = %q; want the hook Service %q", hook, u.Hostname(), want)
 		}
-		if !h.Webhook.ETag.Enabled {
+		if !h.Webhook.ETag.Enabled && hook != "customize" {
 			t.Errorf("%s hook etag.enabled = false; want true, the hook answers If-None-Match", hook)
+		}
+		if h.Version != "v2" {
+			t.Errorf("%s hook version %q; want v2: keys namespace/name, strict answers", hook, h.Version)
 		}
 		if u.Path != "/"+hook {
 			t.Errorf("%s hook path = %q; want /%s", hook, u.Path, hook)
