@@ -123,6 +123,9 @@ func startControlPlane(ctx context.Context, bin string) (cp *controlPlane, err e
 		return cp, err
 	}
 	stages, _ := filepath.Glob(filepath.Join(bin, "kwok-stages", "*.yaml"))
+	// Beside kwok's fast stages, stages of pods in trouble: an image that cannot be pulled, a
+	// container that crashes (testdata/kwok-stages.yaml).
+	stages = append(stages, "testdata/kwok-stages.yaml")
 	kwokArgs := []string{
 		"--kubeconfig", kubeconfig,
 		"--manage-all-nodes=false",

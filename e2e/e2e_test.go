@@ -412,7 +412,8 @@ func canonical(t *testing.T, v any) string {
 	return string(b)
 }
 
-// call sends one hook request, built from observed objects with v2 keys, to the real handler.
+// call sends one hook request, built from observed objects with v2 keys, to the real handler,
+// with the related objects the customize hook asks for, as Metacontroller sends them.
 func call(t *testing.T, path string, parent obj, children []obj) hooktest.Answer {
 	t.Helper()
 	groups := map[string]map[string]obj{}
@@ -423,7 +424,7 @@ func call(t *testing.T, path string, parent obj, children []obj) hooktest.Answer
 		apiVersion, kind, namespace, name := identity(c)
 		groups[kind+"."+apiVersion][namespace+"/"+name] = c
 	}
-	body, _ := json.Marshal(obj{"controller": obj{}, "parent": parent, "children": groups, "related": obj{}, "finalizing": path == "/finalize"})
+	body, _ := json.Marshal(obj{"controller": obj{}, "parent": parent, "children": groups, "related": related(t, parent), "finalizing": path == "/finalize"})
 	if dir := os.Getenv("E2E_RECORD_DIR"); dir != "" {
 		// Keep the requests, to take realistic benchmark inputs from a real apiserver.
 		recorded++
