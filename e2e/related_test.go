@@ -127,7 +127,9 @@ func TestRelated(t *testing.T) {
 		}
 		return d
 	}
-	configHash := func() any { return field(deployment(), "spec", "template", "metadata", "annotations", sync.AnnotationConfigHash) }
+	configHash := func() any {
+		return field(deployment(), "spec", "template", "metadata", "annotations", sync.AnnotationConfigHash)
+	}
 	var last webappv1.WebAppStatus
 	until := func(what string, ok func(st webappv1.WebAppStatus) bool) {
 		t.Helper()
