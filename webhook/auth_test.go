@@ -47,6 +47,8 @@ func TestTokens(t *testing.T) {
 	}{
 		{"first token", "POST", "/sync", "Bearer first-token", 200},
 		{"second token, lower-case scheme", "POST", "/finalize", "bearer second-token", 200},
+		{"customize with a token", "POST", "/customize", "Bearer first-token", 200},
+		{"customize without one", "POST", "/customize", "", 401},
 		{"no header", "POST", "/sync", "", 401},
 		{"wrong token", "POST", "/sync", "Bearer first-tokenX", 401},
 		{"a prefix of a token", "POST", "/sync", "Bearer first", 401},
