@@ -2,8 +2,11 @@ package webhook
 
 import (
 	"bytes"
+	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,16 +16,43 @@ import (
 )
 
 // TokenFile holds the bearer tokens that may call the hooks, read from a file with one token per
-// line (blank lines and lines starting with # are ignored). Reload re-reads the file when its size
-// or modification time changed, so that rotating a mounted Secret needs no restart. It is safe
-// for concurrent use.
+// line (blank lines and lines starting with # are ignored; spaces around a token are trimmed, as
+// Metacontroller trims the value it sends). Reload re-reads the file when its size or
+// modification time changed, so that rotating a mounted Secret needs no restart. It is safe for
+// concurrent use.
 type TokenFile struct {
 	path string
 
 	mu      stdsync.RWMutex
-	tokens  [][sha256.Size]byte // hashed, so that every comparison has the same length
+	tokens  []acceptedToken
 	size    int64
 	modTime time.Time
+}
+
+// acceptedToken is a token as the hook keeps it: never its value.
+type acceptedToken struct {
+	sum         [sha256.Size]byte // hashed, so that every comparison has the same length
+	fingerprint string
+}
+
+// fingerprintKey keys the HMAC of Fingerprint. It is not a secret: it only sets fingerprints
+// apart from any other hash of the same token.
+const fingerprintKey = "webapp-hook token fingerprint v1"
+
+// Fingerprint names a token without revealing it, in logs and metrics: the first 48 bits of
+// HMAC-SHA256(key "webapp-hook token fingerprint v1", token), as 12 hex digits, after trimming
+// spaces as TokenFile does. The same token has the same fingerprint in every replica and across
+// restarts, so that a rotation can follow it; a shell computes it with
+//
+//	printf %s "$token" | openssl dgst -sha256 -hmac "webapp-hook token fingerprint v1" -r | cut -c1-12
+//
+// (hack/rotate-token.sh does). 48 bits cannot be turned back into a token of 256 random bits,
+// as `openssl rand -hex 32` makes; a short or guessable token could be guessed from it offline,
+// as from any hash, which is one more reason never to use one.
+func Fingerprint(token string) string {
+	mac := hmac.New(sha256.New, []byte(fingerprintKey))
+	mac.Write([]byte(strings.TrimSpace(token)))
+	return hex.EncodeToString(mac.Sum(nil)[:6])
 }
 
 // LoadTokenFile reads path. It fails when the file cannot be read or holds no token: a hook that
@@ -52,11 +82,11 @@ func (f *TokenFile) Reload() (changed bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("token file: %w", err)
 	}
-	var tokens [][sha256.Size]byte
+	var tokens []acceptedToken
 	for line := range bytes.SplitSeq(data, []byte("\n")) {
 		line = bytes.TrimSpace(line)
 		if len(line) > 0 && line[0] != '#' {
-			tokens = append(tokens, sha256.Sum256(line))
+			tokens = append(tokens, acceptedToken{sum: sha256.Sum256(line), fingerprint: Fingerprint(string(line))})
 		}
 	}
 	if len(tokens) == 0 {
@@ -68,35 +98,63 @@ func (f *TokenFile) Reload() (changed bool, err error) {
 	return true, nil
 }
 
-// Allows reports whether an Authorization header carries one of the tokens as a Bearer token.
-// The SHA-256 of the given token is compared with every token's in constant time, so neither
-// which token matched nor any token's length shows in the time taken.
-func (f *TokenFile) Allows(authorization string) bool {
+// Match reports whether an Authorization header carries one of the tokens as a Bearer token and,
+// if so, that token's Fingerprint. The SHA-256 of the given token is compared with every token's
+// in constant time, so neither which token matched nor any token's length shows in the time
+// taken. When the file lists a token twice, the last one matches; both have one fingerprint.
+func (f *TokenFile) Match(authorization string) (fingerprint string, ok bool) {
 	scheme, token, ok := strings.Cut(authorization, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
+		return "", false
 	}
 	given := sha256.Sum256([]byte(strings.TrimSpace(token)))
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	match := 0
-	for _, t := range f.tokens {
-		match |= subtle.ConstantTimeCompare(given[:], t[:])
+	match := -1
+	for i, t := range f.tokens {
+		match = subtle.ConstantTimeSelect(subtle.ConstantTimeCompare(given[:], t.sum[:]), i, match)
 	}
-	return match == 1
+	if match < 0 {
+		return "", false
+	}
+	return f.tokens[match].fingerprint, true
 }
 
-// requireToken answers 401 with no detail unless the request carries an allowed token.
+// Fingerprints returns the Fingerprint of every token in force, in the file's order.
+func (f *TokenFile) Fingerprints() []string {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	fps := make([]string, len(f.tokens))
+	for i, t := range f.tokens {
+		fps[i] = t.fingerprint
+	}
+	return fps
+}
+
+// tokenKey is the context key of the fingerprint of the token a hook call carried.
+type tokenKey struct{}
+
+// tokenFingerprint returns the fingerprint that requireToken put in ctx, or "" without tokens.
+func tokenFingerprint(ctx context.Context) string {
+	fp, _ := ctx.Value(tokenKey{}).(string)
+	return fp
+}
+
+// requireToken answers 401 with no detail unless the request carries an allowed token. An allowed
+// call is counted by its token's fingerprint, which the handler's log line also names, so that a
+// rotation can tell when Metacontroller has moved to a new token.
 func (h *Handler) requireToken(next http.Handler) http.Handler {
 	if h.opts.Tokens == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !h.opts.Tokens.Allows(r.Header.Get("Authorization")) {
+		fp, ok := h.opts.Tokens.Match(r.Header.Get("Authorization"))
+		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="webapp-hook"`)
 			h.writeError(w, r, &Error{Code: http.StatusUnauthorized, Message: "unauthorized"})
 			return
 		}
-		next.ServeHTTP(w, r)
+		h.metrics.tokenRequests.WithLabelValues(fp).Inc()
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), tokenKey{}, fp)))
 	})
 }

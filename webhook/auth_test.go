@@ -1,6 +1,11 @@
 package webhook_test
 
 import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"log/slog"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -102,4 +107,129 @@ func TestTokens(t *testing.T) {
 			t.Error("LoadTokenFile accepted a missing file")
 		}
 	})
+}
+
+// TestFingerprint pins Fingerprint to the value openssl computes, which hack/rotate-token.sh
+// relies on: printf %s abc | openssl dgst -sha256 -hmac "webapp-hook token fingerprint v1" -r.
+func TestFingerprint(t *testing.T) {
+	tests := []struct{ token, want string }{
+		{"abc", "6f74c68bd4ff"},
+		{" abc\n", "6f74c68bd4ff"}, // trimmed, as Metacontroller trims what it sends
+	}
+	for _, tt := range tests {
+		if got := webhook.Fingerprint(tt.token); got != tt.want {
+			t.Errorf("Fingerprint(%q) = %q; want %q", tt.token, got, tt.want)
+		}
+	}
+	if webhook.Fingerprint("abd") == webhook.Fingerprint("abc") {
+		t.Error("two tokens share a fingerprint")
+	}
+}
+
+// TestTokenFingerprints checks that the log line and the metrics name which accepted token each
+// call carried, by fingerprint, that the accepted tokens follow a reload, and that no token's
+// value, accepted or refused, appears in any log line, metric or answer.
+func TestTokenFingerprints(t *testing.T) {
+	const (
+		oldToken   = "0ld-t0ken-9f8e7d6c5b4a39281706"
+		newToken   = "n3w-t0ken-1a2b3c4d5e6f70819202"
+		wrongToken = "wr0ng-t0ken-aabbccddeeff001122"
+	)
+	oldFP, newFP := webhook.Fingerprint(oldToken), webhook.Fingerprint(newToken)
+	path := filepath.Join(t.TempDir(), "tokens")
+	writeTokens(t, path, oldToken+"\n"+newToken+"\n", time.Unix(1000, 0))
+	tokens, err := webhook.LoadTokenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(tokens.Fingerprints(), ","), oldFP+","+newFP; got != want {
+		t.Errorf("Fingerprints() = %s; want %s", got, want)
+	}
+	var logs bytes.Buffer
+	h := newHandler(webhook.Options{Tokens: tokens, CacheBytes: webhook.DefaultCacheBytes,
+		Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	var written strings.Builder
+	call := func(path, token string) int {
+		req := httptest.NewRequest("POST", path, strings.NewReader(readExample(t, "create.request.json")))
+		req.Header.Set("Authorization", "Bearer "+token)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		written.WriteString(rec.Body.String())
+		for k, v := range rec.Header() {
+			written.WriteString(k + ": " + strings.Join(v, ",") + "\n")
+		}
+		return rec.Code
+	}
+	scrape := func() string {
+		rec := httptest.NewRecorder()
+		h.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		written.WriteString(rec.Body.String())
+		return rec.Body.String()
+	}
+
+	for _, c := range []struct {
+		path, token string
+		want        int
+	}{
+		{"/sync", oldToken, 200}, {"/sync", oldToken, 200}, {"/customize", oldToken, 200},
+		{"/finalize", newToken, 200}, {"/sync", wrongToken, 401},
+	} {
+		if got := call(c.path, c.token); got != c.want {
+			t.Errorf("%s with token %s = %d; want %d", c.path, webhook.Fingerprint(c.token), got, c.want)
+		}
+	}
+	metrics := scrape()
+	for _, want := range []string{
+		`webapp_hook_token_requests_total{token="` + oldFP + `"} 3`,
+		`webapp_hook_token_requests_total{token="` + newFP + `"} 1`,
+		`webapp_hook_tokens{token="` + oldFP + `"} 1`,
+		`webapp_hook_tokens{token="` + newFP + `"} 1`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	if fp := webhook.Fingerprint(wrongToken); strings.Contains(metrics, fp) {
+		t.Errorf("/metrics names the refused token's fingerprint %s; a refused call has no token to name", fp)
+	}
+
+	var gotTokens []string
+	for line := range strings.SplitSeq(strings.TrimSpace(logs.String()), "\n") {
+		var entry map[string]any
+		if err := json.Unmarshal([]byte(line), &entry); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if entry["msg"] == "hook" {
+			tok, _ := entry["token"].(string)
+			gotTokens = append(gotTokens, tok)
+		}
+	}
+	if got, want := strings.Join(gotTokens, ","), strings.Join([]string{oldFP, oldFP, oldFP, newFP}, ","); got != want {
+		t.Errorf("log lines name tokens %s; want %s", got, want)
+	}
+
+	// The old token retired: only the new one is accepted, and the metrics say so.
+	writeTokens(t, path, newToken+"\n", time.Unix(2000, 0))
+	if _, err := tokens.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if got := call("/sync", oldToken); got != 401 {
+		t.Errorf("retired token: %d; want 401", got)
+	}
+	metrics = scrape()
+	if strings.Contains(metrics, `webapp_hook_tokens{token="`+oldFP+`"}`) {
+		t.Errorf("/metrics still lists the retired token %s as accepted", oldFP)
+	}
+	if !strings.Contains(metrics, `webapp_hook_tokens{token="`+newFP+`"} 1`) {
+		t.Errorf("/metrics does not list the new token %s as accepted", newFP)
+	}
+
+	all := written.String() + logs.String()
+	for _, token := range []string{oldToken, newToken, wrongToken} {
+		for _, form := range []string{token, base64.StdEncoding.EncodeToString([]byte(token)), fmt.Sprintf("%x", token), token[:12]} {
+			if strings.Contains(all, form) {
+				t.Errorf("a log line, metric or answer holds the token %s as %q", webhook.Fingerprint(token), form)
+			}
+		}
+	}
 }

@@ -21,10 +21,13 @@ type metrics struct {
 	panics    prometheus.Counter
 	// cacheHits and cacheMisses count answer cache lookups.
 	cacheHits, cacheMisses prometheus.Counter
+	// tokenRequests counts the calls allowed by each token, by its Fingerprint.
+	tokenRequests *prometheus.CounterVec
 }
 
-// newMetrics registers the handler's metrics; c is its answer cache, nil when disabled.
-func newMetrics(c *answerCache) *metrics {
+// newMetrics registers the handler's metrics; c is its answer cache, nil when disabled; tokens
+// and tlsFiles, either of which may be nil, are reported by fingerprint.
+func newMetrics(c *answerCache, tokens *TokenFile, tlsFiles *TLSFiles) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -48,6 +51,10 @@ func newMetrics(c *answerCache) *metrics {
 			Name: "webapp_hook_panics_total",
 			Help: "Panics recovered into a 500; any is a bug.",
 		}),
+		tokenRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "webapp_hook_token_requests_total",
+			Help: "Hook calls allowed, by the fingerprint of the bearer token they carried (webhook.Fingerprint).",
+		}, []string{"token"}),
 	}
 	lookups := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "webapp_hook_answer_cache_requests_total",
@@ -63,8 +70,42 @@ func newMetrics(c *answerCache) *metrics {
 			Name: "webapp_hook_answer_cache_entries",
 			Help: "Answers held by the answer cache.",
 		}, func() float64 { return float64(c.stats().entries) }),
+		m.tokenRequests, credentials{tokens, tlsFiles},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// credentials reports the tokens and the certificate in force at each scrape, by fingerprint, so
+// that a rotation can ask every replica whether it took up a new one.
+type credentials struct {
+	tokens   *TokenFile // nil without tokens
+	tlsFiles *TLSFiles  // nil without TLS
+}
+
+var (
+	tokenDesc = prometheus.NewDesc("webapp_hook_tokens",
+		"1 for each bearer token the hook accepts now, by its fingerprint (webhook.Fingerprint).",
+		[]string{"token"}, nil)
+	certificateDesc = prometheus.NewDesc("webapp_hook_tls_certificate_expiry_timestamp_seconds",
+		"When the certificate the hook serves now expires, in Unix seconds, by the SHA-256 of its DER encoding.",
+		[]string{"sha256"}, nil)
+)
+
+func (c credentials) Describe(ch chan<- *prometheus.Desc) {
+	ch <- tokenDesc
+	ch <- certificateDesc
+}
+
+func (c credentials) Collect(ch chan<- prometheus.Metric) {
+	if c.tokens != nil {
+		for _, fp := range c.tokens.Fingerprints() {
+			ch <- prometheus.MustNewConstMetric(tokenDesc, prometheus.GaugeValue, 1, fp)
+		}
+	}
+	if c.tlsFiles != nil {
+		sum, notAfter := c.tlsFiles.Certificate()
+		ch <- prometheus.MustNewConstMetric(certificateDesc, prometheus.GaugeValue, float64(notAfter.Unix()), sum)
+	}
 }
 
 // instrument counts, times and tracks the calls of one hook route. It is a few lines rather than

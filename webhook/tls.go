@@ -1,8 +1,10 @@
 package webhook
 
 import (
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"os"
@@ -19,6 +21,8 @@ type TLSFiles struct {
 
 	mu       stdsync.RWMutex
 	cert     *tls.Certificate
+	certSum  string // hex SHA-256 of cert's DER encoding
+	notAfter time.Time
 	clientCA *x509.CertPool
 	stamps   map[string]time.Time
 }
@@ -59,6 +63,11 @@ func (t *TLSFiles) Reload() (changed bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("tls: load certificate: %w", err)
 	}
+	leaf, err := x509.ParseCertificate(cert.Certificate[0])
+	if err != nil {
+		return false, fmt.Errorf("tls: parse certificate: %w", err)
+	}
+	sum := sha256.Sum256(cert.Certificate[0])
 	var pool *x509.CertPool
 	if t.clientCAFile != "" {
 		pem, err := os.ReadFile(t.clientCAFile)
@@ -72,6 +81,7 @@ func (t *TLSFiles) Reload() (changed bool, err error) {
 	}
 	t.mu.Lock()
 	t.cert, t.clientCA, t.stamps = &cert, pool, stamps
+	t.certSum, t.notAfter = hex.EncodeToString(sum[:]), leaf.NotAfter
 	t.mu.Unlock()
 	return true, nil
 }
@@ -94,6 +104,15 @@ func (t *TLSFiles) Config() *tls.Config {
 		return c, nil
 	}
 	return base
+}
+
+// Certificate identifies the certificate served now, the first of its chain: the SHA-256 of its
+// DER encoding in lower-case hex (what `openssl x509 -outform der | sha256sum` prints), and when
+// it expires.
+func (t *TLSFiles) Certificate() (sha256Hex string, notAfter time.Time) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.certSum, t.notAfter
 }
 
 // VerifiesClients reports whether a client CA is configured.

@@ -59,6 +59,9 @@ type Options struct {
 	// Tokens, when set, are the bearer tokens the hook routes require; a call without one gets
 	// 401. Health checks and metrics stay open.
 	Tokens *TokenFile
+	// TLS, when set, is what the server serves TLS from. The handler does not terminate TLS; it
+	// only reports the certificate in force in its metrics.
+	TLS *TLSFiles
 	// RequireClientCert makes the hook routes answer 401 unless the TLS connection presented a
 	// verified client certificate (see TLSFiles). Health checks and metrics stay open.
 	RequireClientCert bool
@@ -90,7 +93,7 @@ func New(opts Options) *Handler {
 		opts.MaxInflightBodyBytes = DefaultMaxInflightBodyBytes
 	}
 	h := &Handler{opts: opts, cache: newAnswerCache(opts.CacheBytes), inflight: newBudget(opts.MaxInflightBodyBytes)}
-	h.metrics = newMetrics(h.cache)
+	h.metrics = newMetrics(h.cache, opts.Tokens, opts.TLS)
 	h.ready.Store(true)
 
 	r := chi.NewRouter()
@@ -240,6 +243,9 @@ func (h *Handler) writeAnswer(w http.ResponseWriter, r *http.Request, e *cacheEn
 		}
 	}
 	attrs := []any{"hook", e.hook, "parent", e.parent}
+	if fp := tokenFingerprint(r.Context()); fp != "" {
+		attrs = append(attrs, "token", fp)
+	}
 	if e.hook == "customize" {
 		attrs = append(attrs, "rules", e.children)
 	} else {

@@ -299,6 +299,7 @@ func (m *Main) Open() error {
 		MaxInflightBodyBytes: m.Config.MaxInflightBodyBytes,
 		CacheBytes:           m.Config.CacheBytes,
 		Tokens:               tokens,
+		TLS:                  tlsFiles,
 		RequireClientCert:    tlsFiles != nil && tlsFiles.VerifiesClients(),
 	})
 	m.stopReload = make(chan struct{})
@@ -342,15 +343,8 @@ func (m *Main) stopReloading() {
 }
 
 // reload re-reads the token and TLS files every ReloadInterval until Close; either may be nil.
+// It logs what is in force after a change by fingerprint, never a token or a key.
 func (m *Main) reload(tokens *webhook.TokenFile, tlsFiles *webhook.TLSFiles) {
-	type reloader interface{ Reload() (bool, error) }
-	var files []reloader
-	if tokens != nil {
-		files = append(files, tokens)
-	}
-	if tlsFiles != nil {
-		files = append(files, tlsFiles)
-	}
 	tick := time.NewTicker(m.Config.ReloadInterval)
 	defer tick.Stop()
 	for {
@@ -358,12 +352,21 @@ func (m *Main) reload(tokens *webhook.TokenFile, tlsFiles *webhook.TLSFiles) {
 		case <-m.stopReload:
 			return
 		case <-tick.C:
-			for _, f := range files {
-				switch changed, err := f.Reload(); {
+			if tokens != nil {
+				switch changed, err := tokens.Reload(); {
 				case err != nil:
-					m.Logger.Error("reload; the previous files stay in force", "err", err)
+					m.Logger.Error("reload tokens; the previous ones stay in force", "err", err)
 				case changed:
-					m.Logger.Info("reloaded", "files", fmt.Sprintf("%T", f))
+					m.Logger.Info("tokens reloaded", "tokens", tokens.Fingerprints())
+				}
+			}
+			if tlsFiles != nil {
+				switch changed, err := tlsFiles.Reload(); {
+				case err != nil:
+					m.Logger.Error("reload TLS files; the previous ones stay in force", "err", err)
+				case changed:
+					sum, notAfter := tlsFiles.Certificate()
+					m.Logger.Info("TLS files reloaded", "certificate_sha256", sum, "not_after", notAfter)
 				}
 			}
 		}

@@ -5,16 +5,20 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/hex"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -164,7 +168,8 @@ func TestTLS(t *testing.T) {
 			resp, err := client(nil).Get(base + "/healthz")
 			if err == nil {
 				resp.Body.Close()
-				if resp.TLS.PeerCertificates[0].SerialNumber.Int64() == 11 {
+				if served := resp.TLS.PeerCertificates[0]; served.SerialNumber.Int64() == 11 {
+					checkCertificateMetric(t, "http://"+m.MetricsAddr().String()+"/metrics", served)
 					return
 				}
 			}
@@ -174,6 +179,26 @@ func TestTLS(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	})
+}
+
+// checkCertificateMetric checks that the metrics name the certificate served, by the SHA-256 of
+// its DER encoding, with its expiry: what hack/rotate-ca.sh waits for.
+func checkCertificateMetric(t *testing.T, url string, served *x509.Certificate) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	sum := sha256.Sum256(served.Raw)
+	want := fmt.Sprintf("webapp_hook_tls_certificate_expiry_timestamp_seconds{sha256=%q} %g", hex.EncodeToString(sum[:]), float64(served.NotAfter.Unix()))
+	if !strings.Contains(string(body), want) {
+		t.Errorf("/metrics lacks %s", want)
+	}
+	if n := strings.Count(string(body), "webapp_hook_tls_certificate_expiry_timestamp_seconds{"); n != 1 {
+		t.Errorf("/metrics names %d served certificates; want 1", n)
+	}
 }
 
 func TestTLSFlags(t *testing.T) {
