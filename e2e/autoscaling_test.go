@@ -14,14 +14,15 @@ import (
 	webappv1 "github.com/example/webapp-operator/api/v1"
 )
 
-// kubectl runs kubectl against the test apiserver, as a user would, and returns its output.
+// kubectl runs kubectl, built into bin/ with the control plane, against the test apiserver, as a
+// user would, and returns its output.
 func kubectl(t *testing.T, args ...string) string {
 	t.Helper()
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(kubeconfig, []byte(cluster.kubeconfig()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("kubectl", append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
+	out, err := exec.Command(filepath.Join(cluster.bin, "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 	}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the real components the end-to-end suite runs into bin/ (git-ignored), all from the Go
-# module proxy: etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok, plus kwok's
-# stage definitions. A binary already built at the pinned version is reused.
+# module proxy: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok,
+# plus kwok's stage definitions, and installs the Debian packages the rotation scripts use
+# (openssl, curl) when they are missing. A binary already built at the pinned version is reused.
 #
 # First build on 2 cores: about 6 minutes (kube-apiserver alone about 4); seconds once cached.
 set -euo pipefail
@@ -45,12 +46,20 @@ if [ ! -f "$BIN/kwok-stages/$KWOK_VERSION" ]; then
 fi
 
 missing=()
-for cmd in kube-apiserver kube-controller-manager kube-scheduler; do
+for cmd in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
   fresh "$cmd" "$KUBE_VERSION" || missing+=("k8s.io/kubernetes/cmd/$cmd")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   say "building ${missing[*]} at $KUBE_VERSION"
   (cd hack/kube && go build -trimpath -o "$BIN/" "${missing[@]}")
   for pkg in "${missing[@]}"; do stamp "${pkg##*/}" "$KUBE_VERSION"; done
+fi
+# hack/rotate-token.sh and hack/rotate-ca.sh, which the suite runs, need openssl and curl.
+need=()
+for cmd in openssl curl; do command -v "$cmd" > /dev/null || need+=("$cmd"); done
+if [ ${#need[@]} -gt 0 ]; then
+  say "installing ${need[*]} from Debian"
+  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -qq && $sudo apt-get install -y -qq "${need[@]}" > /dev/null
 fi
 say "ready in $BIN: $(cd "$BIN" && ls -1 | tr '\n' ' ')"
