@@ -5,7 +5,7 @@ export GOTOOLCHAIN := go1.27.3
 IMAGE ?= ghcr.io/example/webapp-hook:dev
 FUZZTIME ?= 60s
 
-.PHONY: soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries fuzz bench bench-smoke load generate image deploy
+.PHONY: rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries fuzz bench bench-smoke load generate image deploy
 
 ## run: serve the hooks on :8080
 run:
@@ -70,6 +70,15 @@ generate:
 ## image: build the container image (needs a Docker engine)
 image:
 	docker build -t $(IMAGE) .
+
+## rotate-token: give Metacontroller a new bearer token with no failed call (hack/rotate-token.sh)
+rotate-token:
+	bash hack/rotate-token.sh
+
+## rotate-ca: move the hook to a certificate from a new CA with no failed call;
+## CA_CERT, TLS_CERT and TLS_KEY name the new files (hack/rotate-ca.sh)
+rotate-ca:
+	bash hack/rotate-ca.sh
 
 ## deploy: install the CRD, the hook and the CompositeController on the current cluster
 deploy:
