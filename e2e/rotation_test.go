@@ -336,9 +336,11 @@ func newRotationRig(t *testing.T) *rotationRig {
 	token := randomHex(32)
 	r.tokens = append(r.tokens, token)
 	for _, s := range []obj{
-		secretObj("webapp-hook-tls", map[string][]byte{"tls.crt": certPEM, "tls.key": keyPEM, "ca.crt": ca.pem}),
-		secretObj("webapp-hook-token", map[string][]byte{"token": []byte(token)}),
-		secretObj("webapp-hook-tokens", map[string][]byte{"tokens": []byte(token + "\n")}),
+		// A blank line after the CA, a comment and CRLF line ends in the token list, a trailing
+		// newline after the token: what hands and editors leave, and the scripts must keep.
+		secretObj("webapp-hook-tls", map[string][]byte{"tls.crt": certPEM, "tls.key": keyPEM, "ca.crt": append(append([]byte(nil), ca.pem...), '\n')}),
+		secretObj("webapp-hook-token", map[string][]byte{"token": []byte(token + "\n")}),
+		secretObj("webapp-hook-tokens", map[string][]byte{"tokens": []byte("# Metacontroller's token\r\n" + token + "\r\n")}),
 	} {
 		if _, err := client.apply(s, "e2e", false); err != nil {
 			t.Fatal(err)
@@ -507,6 +509,7 @@ func mustAtoi(t *testing.T, s string) int {
 func TestRotateToken(t *testing.T) {
 	r := newRotationRig(t)
 	oldToken, _ := secretValue("webapp-hook-token", "token")
+	oldToken = bytes.TrimSpace(oldToken)
 	newToken := randomHex(32)
 	r.tokens = append(r.tokens, newToken)
 
@@ -522,8 +525,8 @@ func TestRotateToken(t *testing.T) {
 	if header != "Bearer "+newToken {
 		t.Errorf("Metacontroller sends the token %s; want the new one %s", webhook.Fingerprint(strings.TrimPrefix(header, "Bearer ")), webhook.Fingerprint(newToken))
 	}
-	if got, _ := secretValue("webapp-hook-tokens", "tokens"); strings.TrimSpace(string(got)) != newToken {
-		t.Errorf("webapp-hook-tokens holds %d lines; want the new token alone", strings.Count(strings.TrimSpace(string(got)), "\n")+1)
+	if got, _ := secretValue("webapp-hook-tokens", "tokens"); string(got) != "# Metacontroller's token\r\n"+newToken+"\n" {
+		t.Errorf("webapp-hook-tokens holds %d lines; want its comment and the new token", strings.Count(string(got), "\n"))
 	}
 	for _, want := range []string{"5/5 retired " + webhook.Fingerprint(string(oldToken)), "done"} {
 		if !strings.Contains(out, want) {
@@ -539,11 +542,11 @@ func TestRotateToken(t *testing.T) {
 		t.Errorf("a call with the retired token = %d; want 401", resp.StatusCode)
 	}
 
+	stranded := randomHex(32)
+	r.tokens = append(r.tokens, stranded)
 	t.Run("a step that does not complete", func(t *testing.T) {
 		r.kubelet.paused.Store(true)
 		defer r.kubelet.paused.Store(false)
-		stranded := randomHex(32)
-		r.tokens = append(r.tokens, stranded)
 		out, ok := r.script("rotate-token.sh", "NEW_TOKEN="+stranded, "STEP_TIMEOUT=8")
 		if ok {
 			t.Fatal("rotate-token.sh succeeded while the hook could not see the new token; want it to stop")
@@ -557,6 +560,28 @@ func TestRotateToken(t *testing.T) {
 		}
 		if _, _, _, header := r.mc.state(); header != "Bearer "+newToken {
 			t.Errorf("Metacontroller sends %s; want %s still", webhook.Fingerprint(strings.TrimPrefix(header, "Bearer ")), webhook.Fingerprint(newToken))
+		}
+		r.checkNoFailedCall()
+		r.checkSecretsStaySecret(out)
+	})
+
+	t.Run("run again after a stop", func(t *testing.T) {
+		// The stranded token is still listed; a new run retires it with the one in use.
+		out, ok := r.script("rotate-token.sh")
+		if !ok {
+			t.Fatal("rotate-token.sh failed")
+		}
+		if want := "also lists " + webhook.Fingerprint(stranded); !strings.Contains(out, want) {
+			t.Errorf("the script's output lacks %q", want)
+		}
+		_, _, _, header := r.mc.state()
+		current := strings.TrimPrefix(header, "Bearer ")
+		r.tokens = append(r.tokens, current)
+		if current == newToken || current == stranded {
+			t.Errorf("Metacontroller sends %s still; want a new token", webhook.Fingerprint(current))
+		}
+		if got, _ := secretValue("webapp-hook-tokens", "tokens"); string(got) != "# Metacontroller's token\r\n"+current+"\n" {
+			t.Errorf("webapp-hook-tokens holds %d lines; want its comment and the token in use", strings.Count(string(got), "\n"))
 		}
 		r.checkNoFailedCall()
 		r.checkSecretsStaySecret(out)

@@ -16,6 +16,9 @@ set -euo pipefail
 SCRIPT=rotate-ca
 . "$(dirname "$0")/rotation.sh"
 
+# Each token rotation below makes a random token of its own.
+unset NEW_TOKEN NEW_TOKEN_FILE
+
 for v in CA_CERT TLS_CERT TLS_KEY; do
   [ -n "${!v:-}" ] || fail "set $v (see the top of $0)"
   [ -r "${!v}" ] || fail "$v: cannot read ${!v}"
@@ -24,22 +27,41 @@ openssl verify -CAfile "$CA_CERT" "$TLS_CERT" > "$WORK/verify" 2>&1 ||
   fail "$TLS_CERT is not signed by $CA_CERT: $(tr '\n' ' ' < "$WORK/verify")"
 [ "$(openssl x509 -noout -pubkey -in "$TLS_CERT")" = "$(openssl pkey -pubout -in "$TLS_KEY" 2>/dev/null)" ] ||
   fail "$TLS_KEY is not the key of $TLS_CERT"
-new_sum=$(openssl x509 -in "$TLS_CERT" -outform der | sha256sum | cut -c1-64)
+# The certificate must name the host Metacontroller calls.
+url=$(k get compositecontroller "$CONTROLLER" -o go-template='{{with .spec.hooks.sync}}{{with .webhook}}{{.url}}{{end}}{{end}}') ||
+  fail "cannot read CompositeController $CONTROLLER"
+host=$(sed -E -e 's|^[a-zA-Z]+://||' -e 's|[:/].*$||' <<< "${url/<no value>/}")
+if [ -n "$host" ]; then
+  openssl x509 -noout -checkhost "$host" -in "$TLS_CERT" | grep -q 'does match' ||
+    fail "$TLS_CERT does not name $host, the host of $CONTROLLER's sync URL"
+fi
 
+cert_sum() { openssl x509 -in "$1" -outform der 2> /dev/null | sha256sum | cut -c1-64; }
+new_sum=$(cert_sum "$TLS_CERT")
+
+# ca.crt becomes the old bundle, less any copy of the new CA that an earlier run, stopped, left
+# in it, then the new CA.
 secret_read "$TLS_SECRET" ca.crt "$WORK/ca.old"
-# The old CA bundle, less any copy of the new CA that an earlier run, stopped, left in it; then
-# the new CA.
-cert_sum() { openssl x509 -in "$1" -outform der | sha256sum | cut -c1-64; }
+secret_read "$TLS_SECRET" tls.crt "$WORK/tls.old"
 new_ca_sum=$(cert_sum "$CA_CERT")
-awk -v dir="$WORK" '/-----BEGIN CERTIFICATE-----/ {n++; f = sprintf("%s/old-ca.%03d.pem", dir, n)} n {print > f} /-----END CERTIFICATE-----/ {close(f)}' "$WORK/ca.old"
+awk -v dir="$WORK" '
+  /-----BEGIN CERTIFICATE-----/ {n++; f = sprintf("%s/old-ca.%03d.pem", dir, n); p = 1}
+  p {print > f}
+  /-----END CERTIFICATE-----/ {p = 0; close(f)}' "$WORK/ca.old"
 : > "$WORK/ca.both"
 for c in "$WORK"/old-ca.*.pem; do
   [ -e "$c" ] || fail "ca.crt of $TLS_SECRET holds no PEM certificate"
+  openssl x509 -in "$c" -noout 2> /dev/null || fail "ca.crt of $TLS_SECRET holds a certificate openssl cannot read"
   [ "$(cert_sum "$c")" = "$new_ca_sum" ] || cat "$c" >> "$WORK/ca.both"
 done
 [ -s "$WORK/ca.both" ] ||
   fail "$CA_CERT is already the only CA in $TLS_SECRET; for a new certificate from it, just update tls.crt and tls.key"
 cat "$CA_CERT" >> "$WORK/ca.both"
+# Both certificates, the one served now and the new one, must verify against the bundle.
+for c in "$WORK/tls.old" "$TLS_CERT"; do
+  openssl verify -CAfile "$WORK/ca.both" "$c" > "$WORK/verify" 2>&1 ||
+    fail "the bundle of the old and new CA does not verify $c: $(tr '\n' ' ' < "$WORK/verify"); nothing changed"
+done
 
 secret_write "$TLS_SECRET" ca.crt "$WORK/ca.both"
 say "1/3 $TLS_SECRET ca.crt holds the old CA and the new one; Metacontroller must read it"

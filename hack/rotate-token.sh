@@ -5,9 +5,11 @@
 #   3. changes the CompositeController's spec, and nothing it does, so that Metacontroller starts
 #      it again and reads that Secret: it reads it at no other time;
 #   4. waits until the hook has answered calls carrying the new token;
-#   5. only then removes the old token, and only it, from webapp-hook-tokens.
+#   5. only then removes the old token from webapp-hook-tokens, with any other left there by a
+#      rotation that stopped, so that the new token is the only one the hook accepts.
 # Each step waits on the hook's metrics, by token fingerprint, never a fixed time, and stops with
-# what it saw after STEP_TIMEOUT seconds. The new token is $NEW_TOKEN, or 32 random bytes in hex.
+# what it saw after STEP_TIMEOUT seconds. The new token is read from the file $NEW_TOKEN_FILE, or
+# $NEW_TOKEN, or is 32 random bytes in hex; it never appears on a command line or in the output.
 # Settings (namespace, Secret names, ...) are listed in hack/rotation.sh; docs/security.md explains.
 #
 #   make rotate-token            # or: hack/rotate-token.sh

@@ -22,6 +22,7 @@
 #   STEP_TIMEOUT    seconds each waiting step may take (300; the kubelet refreshes a mounted
 #                   Secret within about a minute and a half)
 #   POLL_SECONDS    seconds between two looks (2)
+#   NEW_TOKEN_FILE, NEW_TOKEN  the new token (rotate_token); random when neither is set
 set -euo pipefail
 
 KUBECTL=${KUBECTL:-kubectl}
@@ -93,8 +94,9 @@ secret_write() {
 # hook_sources: one line per hook replica, "url URL" or "pod NAME PORT".
 hook_sources() {
   if [ -n "$HOOK_METRICS_URLS" ]; then
-    local url
-    for url in $HOOK_METRICS_URLS; do echo "url $url"; done
+    local url urls
+    read -ra urls <<< "$HOOK_METRICS_URLS"
+    for url in "${urls[@]}"; do echo "url $url"; done
     return
   fi
   k -n "$NAMESPACE" get pods -l "$HOOK_SELECTOR" --field-selector=status.phase=Running -o go-template='
@@ -115,7 +117,7 @@ scrape() {
 }
 
 # metric TEXT SERIES: the value of SERIES (name and labels, exactly) in TEXT; empty when absent.
-metric() { printf '%s\n' "$1" | awk -v s="$2" '$1 == s {print $2; exit}'; }
+metric() { awk -v s="$2" '$1 == s {v = $2} END {print v}' <<< "$1"; }
 
 # replica_name KIND NAME [PORT]: how messages name a replica: pod/NAME, or its URL.
 replica_name() { if [ "$1" = pod ]; then echo "pod/$2"; else echo "$2"; fi; }
@@ -172,8 +174,9 @@ wait_for() {
 
 lists_token() { [ "$(metric "$1" "webapp_hook_tokens{token=\"$2\"}")" = 1 ]; }
 lacks_token() { [ -z "$(metric "$1" "webapp_hook_tokens{token=\"$2\"}")" ]; }
-serves_certificate() { printf '%s\n' "$1" | grep -q "^webapp_hook_tls_certificate_expiry_timestamp_seconds{sha256=\"$2\"} "; }
-calls_with() { [ "$(sum_replicas "webapp_hook_token_requests_total{token=\"$1\"}")" != 0 ]; }
+serves_certificate() { grep -q "^webapp_hook_tls_certificate_expiry_timestamp_seconds{sha256=\"$2\"} " <<< "$1"; }
+# calls_above FP COUNT: the replicas have counted more than COUNT calls carrying FP.
+calls_above() { awk -v a="$(sum_replicas "webapp_hook_token_requests_total{token=\"$1\"}")" -v b="$2" 'BEGIN {exit !(a > b)}'; }
 
 # reload_metacontroller: make Metacontroller start the controller again, which reads every
 # credential Secret of its webhooks anew, by changing its spec and nothing it does: the
@@ -194,56 +197,86 @@ reload_metacontroller() {
   k patch compositecontroller "$CONTROLLER" --type=merge --patch-file "$WORK/nonce.json" > /dev/null ||
     fail "cannot patch CompositeController $CONTROLLER"
   local now
-  now=$(k get compositecontroller "$CONTROLLER" -o go-template='{{.metadata.generation}}')
-  [ "$now" -gt "$generation" ] || fail "the spec of $CONTROLLER did not change (generation $generation); Metacontroller would not read its Secrets again"
+  now=$(k get compositecontroller "$CONTROLLER" -o go-template='{{.metadata.generation}}') ||
+    fail "cannot read CompositeController $CONTROLLER after changing its spec"
+  [ "${now:-0}" -gt "$generation" ] || fail "the spec of $CONTROLLER did not change (generation $generation); Metacontroller would not read its Secrets again"
   say "changed the spec of CompositeController $CONTROLLER (spec.hooks.$NONCE_HOOK.webhook.etag.cacheTimeoutSeconds=$nonce, generation $now): Metacontroller starts it again and reads its Secrets"
 }
 
-# rotate_token: put a new token in force with no failed call, then retire the old one. The new
-# token is $NEW_TOKEN or 32 random bytes in hex.
+# trim: stdin without spaces around it, as Metacontroller and the hook trim a token.
+trim() { sed -e '1s/^[[:space:]]*//' -e '$s/[[:space:]]*$//' | tr -d '\r'; }
+
+# new_token FILE: write the new token to FILE: the content of $NEW_TOKEN_FILE, else $NEW_TOKEN,
+# else 32 random bytes in hex; fail unless it is one line a token file can hold.
+new_token() {
+  if [ -n "${NEW_TOKEN_FILE:-}" ]; then
+    trim < "$NEW_TOKEN_FILE" > "$1" || fail "cannot read NEW_TOKEN_FILE $NEW_TOKEN_FILE"
+  elif [ -n "${NEW_TOKEN:-}" ]; then
+    printf '%s' "$NEW_TOKEN" | trim > "$1"
+  else
+    openssl rand -hex 32 | tr -d '\n' > "$1"
+  fi
+  [ -s "$1" ] || fail "the new token is empty"
+  [ "$(wc -l < "$1")" = 0 ] && ! grep -q '[[:space:]]' "$1" || fail "the new token holds spaces or a line break; the token file would read it as more than one token"
+  [ "$(head -c1 "$1")" != "#" ] || fail "the new token starts with #; the token file would read it as a comment"
+}
+
+# rotate_token: put a new token in force with no failed call, then retire every other token from
+# the accepted list. The new token comes from new_token.
 rotate_token() {
-  local old_fp new_fp
+  local old_fp new_fp others before
   secret_read "$TOKEN_SECRET" token "$WORK/old"
   old_fp=$(fingerprint < "$WORK/old")
-  if [ -n "${NEW_TOKEN:-}" ]; then
-    printf '%s' "$NEW_TOKEN" > "$WORK/new"
-  else
-    openssl rand -hex 32 | tr -d '\n' > "$WORK/new"
-  fi
+  new_token "$WORK/new"
   new_fp=$(fingerprint < "$WORK/new")
-  grep -q '[^[:space:]]' "$WORK/new" || fail "the new token is empty"
   [ "$new_fp" != "$old_fp" ] || fail "the new token is the token in use"
   say "rotating the token Metacontroller sends from $old_fp to $new_fp (fingerprints)"
+  every_replica lists_token "$old_fp" ||
+    say "warning: not every hook replica accepts $old_fp, the token Metacontroller sends now:$LAGGING; its calls there fail already"
 
-  # 1. The hook accepts both.
+  # 1. The hook accepts both; the list keeps what it holds, the old token included.
   secret_read "$TOKENS_SECRET" tokens "$WORK/tokens"
-  { cat "$WORK/tokens"; [ -z "$(tail -c1 "$WORK/tokens")" ] || echo; cat "$WORK/new"; echo; } > "$WORK/tokens.both"
-  secret_write "$TOKENS_SECRET" tokens "$WORK/tokens.both"
+  others=$(every_token_in "$WORK/tokens" | sort -u | grep -vx -e "$old_fp" -e "$new_fp" | tr '\n' ' ' || true)
+  [ -z "$others" ] || say "$TOKENS_SECRET also lists ${others% }, left by a rotation that stopped or added by hand; step 5 retires them too"
+  cp "$WORK/tokens" "$WORK/tokens.both"
+  if ! every_token_in "$WORK/tokens" | grep -qx "$new_fp"; then
+    { [ ! -s "$WORK/tokens" ] || [ -z "$(tail -c1 "$WORK/tokens")" ] || echo; cat "$WORK/new"; echo; } >> "$WORK/tokens.both"
+    secret_write "$TOKENS_SECRET" tokens "$WORK/tokens.both"
+  fi
   say "1/5 added $new_fp to $TOKENS_SECRET"
-  wait_for "every hook replica accepts $new_fp" \
-    "Nothing else changed: Metacontroller still sends $old_fp, which every replica accepts. Check that the pods mount $TOKENS_SECRET and read it (their log says \"tokens reloaded\"); to give up, remove $new_fp's line from $TOKENS_SECRET." \
-    every_replica lists_token "$new_fp"
+  local gave_up="Nothing else changed: Metacontroller still sends $old_fp, which every replica accepts. Check that the pods mount $TOKENS_SECRET and read it (their log says \"tokens reloaded\"). To give up, remove the last token line of $TOKENS_SECRET (it is $new_fp); or run this again: a new run retires it."
+  wait_for "every hook replica accepts $new_fp" "$gave_up" every_replica lists_token "$new_fp"
 
   # 2. Metacontroller's Secret holds the new token...
   secret_write "$TOKEN_SECRET" token "$WORK/new"
   say "2/5 put $new_fp in $TOKEN_SECRET"
-  # 3. ...and Metacontroller reads it.
+  # 3. ...and Metacontroller reads it. A replica that started meanwhile must accept it too.
+  wait_for "every hook replica accepts $new_fp" "$gave_up" every_replica lists_token "$new_fp"
+  before=$(sum_replicas "webapp_hook_token_requests_total{token=\"$new_fp\"}")
   reload_metacontroller
   say "3/5 asked Metacontroller to read its Secrets again"
 
-  # 4. Calls carry it. The token is new, so any call with it comes from a client that read it.
+  # 4. Calls carry it: more of them than before Metacontroller could read it.
   wait_for "the hook has answered a call carrying $new_fp" \
-    "Both tokens stay accepted, so no call fails. Metacontroller has not called with the new token: is it running, did it log an error starting $CONTROLLER, and does a WebApp exist (with none, nothing calls the hook)? Run this again once it calls; the old token is retired only after that." \
-    calls_with "$new_fp"
+    "Both tokens stay accepted, so no call fails. Metacontroller has not called with the new token: is it running, did it log an error starting $CONTROLLER, and does a WebApp exist (with none, nothing calls the hook)? Run this again once it calls: a new run retires every token but its own." \
+    calls_above "$new_fp" "$before"
   say "4/5 the hook answers calls carrying $new_fp"
 
-  # 5. Retire the old token, and only it.
-  OLD="$(cat "$WORK/old")" awk '{t = $0; gsub(/^[ \t\r]+|[ \t\r]+$/, "", t); if (t != ENVIRON["OLD"]) print}' \
-    "$WORK/tokens.both" > "$WORK/tokens.new"
+  # 5. Retire every token but the new one; comments stay.
+  wait_for "every hook replica accepts $new_fp" "Metacontroller sends $new_fp, and both tokens stay accepted." every_replica lists_token "$new_fp"
+  awk 'NR == FNR {keep = $0; next}
+    {t = $0; gsub(/^[ \t\r]+|[ \t\r]+$/, "", t); if (t ~ /^#/ || t == keep) print}' "$WORK/new" "$WORK/tokens.both" > "$WORK/tokens.new"
   secret_write "$TOKENS_SECRET" tokens "$WORK/tokens.new"
-  wait_for "no hook replica accepts $old_fp any more" \
-    "$old_fp is gone from $TOKENS_SECRET and Metacontroller sends $new_fp; the replicas listed still accept the old token until they read the Secret." \
-    every_replica lacks_token "$old_fp"
-  say "5/5 retired $old_fp: Metacontroller sends $new_fp"
-  ROTATED_FP=$new_fp
+  wait_for "no hook replica accepts a token but $new_fp" \
+    "Only $new_fp is left in $TOKENS_SECRET, and Metacontroller sends it; the replicas listed still accept older tokens until they read the Secret." \
+    every_replica accepts_only "$new_fp"
+  say "5/5 retired $old_fp${others:+ and ${others% }}: Metacontroller sends $new_fp, the only token the hook accepts"
 }
+
+# every_token_in FILE: the fingerprint of each token a token file lists.
+every_token_in() {
+  awk '{t = $0; gsub(/^[ \t\r]+|[ \t\r]+$/, "", t); if (t != "" && t !~ /^#/) print t}' "$1" |
+    while read -r t; do printf "%s" "$t" | fingerprint; done
+}
+
+accepts_only() { [ "$(grep -c '^webapp_hook_tokens{' <<< "$1")" = 1 ] && lists_token "$1" "$2"; }

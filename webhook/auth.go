@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	stdsync "sync"
 	"time"
@@ -46,7 +47,7 @@ const fingerprintKey = "webapp-hook token fingerprint v1"
 //
 //	printf %s "$token" | openssl dgst -sha256 -hmac "webapp-hook token fingerprint v1" -r | cut -c1-12
 //
-// (hack/rotate-token.sh does). 48 bits cannot be turned back into a token of 256 random bits,
+// (hack/rotation.sh does). 48 bits cannot be turned back into a token of 256 random bits,
 // as `openssl rand -hex 32` makes; a short or guessable token could be guessed from it offline,
 // as from any hash, which is one more reason never to use one.
 func Fingerprint(token string) string {
@@ -120,13 +121,16 @@ func (f *TokenFile) Match(authorization string) (fingerprint string, ok bool) {
 	return f.tokens[match].fingerprint, true
 }
 
-// Fingerprints returns the Fingerprint of every token in force, in the file's order.
+// Fingerprints returns the Fingerprint of every token in force, in the file's order, each once
+// however many times the file lists its token.
 func (f *TokenFile) Fingerprints() []string {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	fps := make([]string, len(f.tokens))
-	for i, t := range f.tokens {
-		fps[i] = t.fingerprint
+	fps := make([]string, 0, len(f.tokens))
+	for _, t := range f.tokens {
+		if !slices.Contains(fps, t.fingerprint) {
+			fps = append(fps, t.fingerprint)
+		}
 	}
 	return fps
 }

@@ -91,11 +91,14 @@ var (
 		[]string{"sha256"}, nil)
 )
 
+// Describe sends the descriptions of both credential metrics.
 func (c credentials) Describe(ch chan<- *prometheus.Desc) {
 	ch <- tokenDesc
 	ch <- certificateDesc
 }
 
+// Collect sends one webapp_hook_tokens series per accepted token and, with TLS, the served
+// certificate's expiry.
 func (c credentials) Collect(ch chan<- prometheus.Metric) {
 	if c.tokens != nil {
 		for _, fp := range c.tokens.Fingerprints() {
