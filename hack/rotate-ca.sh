@@ -14,6 +14,7 @@
 # which CA_CERT signed, and its key. The other settings are listed in hack/rotation.sh.
 set -euo pipefail
 SCRIPT=rotate-ca
+# shellcheck source=hack/rotation.sh disable=SC2034 # SCRIPT names the messages
 . "$(dirname "$0")/rotation.sh"
 
 # Each token rotation below makes a random token of its own.

@@ -15,6 +15,7 @@
 #   make rotate-token            # or: hack/rotate-token.sh
 set -euo pipefail
 SCRIPT=rotate-token
+# shellcheck source=hack/rotation.sh disable=SC2034 # SCRIPT names the messages
 . "$(dirname "$0")/rotation.sh"
 
 rotate_token

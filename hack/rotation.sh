@@ -138,6 +138,7 @@ every_replica() {
       LAGGING="$LAGGING $(replica_name $line) (metrics unreadable: $(head -c 200 "$WORK/scrape.err"))"
       continue
     fi
+    # shellcheck disable=SC2086 # the same words
     "$check" "$text" "$@" || LAGGING="$LAGGING $(replica_name $line)"
   done <<< "$sources"
   [ "$n" -gt 0 ] || { LAGGING="(no Running pod matches $HOOK_SELECTOR in $NAMESPACE)"; return 1; }
