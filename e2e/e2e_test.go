@@ -336,15 +336,7 @@ func TestManifests(t *testing.T) {
 		dryRun(t, filepath.Base(f), docs)
 	}
 	t.Run("secure overlay", func(t *testing.T) {
-		// kubectl, with its built-in kustomize, is built into bin/ with the control plane.
-		out, err := exec.Command(filepath.Join(cluster.bin, "kubectl"), "kustomize", "../metacontroller/secure").Output()
-		if err != nil {
-			t.Fatalf("kubectl kustomize: %v", err)
-		}
-		docs, err := yamlDocs(out)
-		if err != nil {
-			t.Fatal(err)
-		}
+		docs := secureOverlay(t)
 		for _, d := range docs {
 			if _, kind, _, _ := identity(d); kind == "Service" {
 				ports, _ := field(d, "spec", "ports").([]any)
@@ -355,6 +347,21 @@ func TestManifests(t *testing.T) {
 		}
 		dryRun(t, "secure", docs)
 	})
+}
+
+// secureOverlay returns the objects metacontroller/secure renders to, with kubectl's built-in
+// kustomize (kubectl is built into bin/ with the control plane).
+func secureOverlay(t *testing.T) []obj {
+	t.Helper()
+	out, err := exec.Command(filepath.Join(cluster.bin, "kubectl"), "kustomize", "../metacontroller/secure").Output()
+	if err != nil {
+		t.Fatalf("kubectl kustomize: %v", err)
+	}
+	docs, err := yamlDocs(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return docs
 }
 
 // TestAnswers sends every golden answer of the sync and finalize tables, and every example's

@@ -5,16 +5,11 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"net/url"
@@ -29,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/example/webapp-operator/hooktest"
 	"github.com/example/webapp-operator/webhook"
 )
 
@@ -50,47 +46,6 @@ const rotationNS = "webapp-system"
 // hookHost is the host of the hook's URLs in metacontroller/secure, which the simulated
 // Metacontroller dials on loopback and the certificates name.
 const hookHost = "webapp-hook.webapp-system"
-
-type rotationCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
-}
-
-func newRotationCA(t *testing.T, name string) *rotationCA {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return &rotationCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-// serverCert returns the hook's certificate for hookHost, and its key, in PEM.
-func (ca *rotationCA) serverCert(t *testing.T, serial int64) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "webapp-hook"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		DNSNames:    []string{hookHost, hookHost + ".svc"},
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, _ := x509.MarshalECPrivateKey(key)
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
-}
 
 func secretObj(name string, data map[string][]byte) obj {
 	d := obj{}
@@ -290,8 +245,8 @@ type rotationRig struct {
 	mc         *metacontrollerSim
 	env        []string
 	hookLog    string
-	tokens     []string    // every token value the test made, to search outputs for
-	ca         *rotationCA // the CA the rig started with
+	tokens     []string     // every token value the test made, to search outputs for
+	ca         *hooktest.CA // the CA the rig started with
 	metricsURL string
 }
 
@@ -309,16 +264,8 @@ func newRotationRig(t *testing.T) *rotationRig {
 	}
 
 	// The CompositeController as metacontroller/secure renders it.
-	out, err := exec.Command(filepath.Join(cluster.bin, "kubectl"), "kustomize", "../metacontroller/secure").Output()
-	if err != nil {
-		t.Fatalf("kubectl kustomize: %v", err)
-	}
-	docs, err := yamlDocs(out)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var cc obj
-	for _, d := range docs {
+	for _, d := range secureOverlay(t) {
 		if _, kind, _, _ := identity(d); kind == "CompositeController" {
 			cc = d
 		}
@@ -330,15 +277,15 @@ func newRotationRig(t *testing.T) *rotationRig {
 	podName := "webapp-hook-e2e-" + randomHex(3)
 
 	// Secrets as docs/security.md creates them.
-	ca := newRotationCA(t, "webapp-hook CA 1")
+	ca := hooktest.NewCA(t, "webapp-hook CA 1")
 	r.ca = ca
-	certPEM, keyPEM := ca.serverCert(t, 10)
+	certPEM, keyPEM := ca.Issue(t, 10, hookHost, hookHost+".svc")
 	token := randomHex(32)
 	r.tokens = append(r.tokens, token)
 	for _, s := range []obj{
 		// A blank line after the CA, a comment and CRLF line ends in the token list, a trailing
 		// newline after the token: what hands and editors leave, and the scripts must keep.
-		secretObj("webapp-hook-tls", map[string][]byte{"tls.crt": certPEM, "tls.key": keyPEM, "ca.crt": append(append([]byte(nil), ca.pem...), '\n')}),
+		secretObj("webapp-hook-tls", map[string][]byte{"tls.crt": certPEM, "tls.key": keyPEM, "ca.crt": append(append([]byte(nil), ca.PEM...), '\n')}),
 		secretObj("webapp-hook-token", map[string][]byte{"token": []byte(token + "\n")}),
 		secretObj("webapp-hook-tokens", map[string][]byte{"tokens": []byte("# Metacontroller's token\r\n" + token + "\r\n")}),
 	} {
@@ -594,8 +541,8 @@ func TestRotateToken(t *testing.T) {
 // alone.
 func TestRotateCA(t *testing.T) {
 	r := newRotationRig(t)
-	ca := newRotationCA(t, "webapp-hook CA 2")
-	certPEM, keyPEM := ca.serverCert(t, 20)
+	ca := hooktest.NewCA(t, "webapp-hook CA 2")
+	certPEM, keyPEM := ca.Issue(t, 20, hookHost, hookHost+".svc")
 	write := func(name string, data []byte) string {
 		p := filepath.Join(r.dir, "new-"+name)
 		if err := os.WriteFile(p, data, 0o600); err != nil {
@@ -603,15 +550,15 @@ func TestRotateCA(t *testing.T) {
 		}
 		return p
 	}
-	caFile, certFile, keyFile := write("ca.crt", ca.pem), write("tls.crt", certPEM), write("tls.key", keyPEM)
+	caFile, certFile, keyFile := write("ca.crt", ca.PEM), write("tls.crt", certPEM), write("tls.key", keyPEM)
 
 	before, err := secretValue("webapp-hook-tls", "ca.crt")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Run("refuses a certificate the CA did not sign", func(t *testing.T) {
-		other := newRotationCA(t, "someone else")
-		otherCert, otherKey := other.serverCert(t, 30)
+		other := hooktest.NewCA(t, "someone else")
+		otherCert, otherKey := other.Issue(t, 30, hookHost, hookHost+".svc")
 		out, ok := r.script("rotate-ca.sh", "CA_CERT="+caFile, "TLS_CERT="+write("other.crt", otherCert), "TLS_KEY="+write("other.key", otherKey))
 		if ok || !strings.Contains(out, "is not signed by") {
 			t.Errorf("rotate-ca.sh with a certificate from another CA: ok=%v; want it to stop before changing anything", ok)
@@ -629,7 +576,7 @@ func TestRotateCA(t *testing.T) {
 	if starts, _, _, _ := r.mc.state(); starts != 3 {
 		t.Errorf("Metacontroller started the controller %d times; want 3: once, and once for each CA bundle", starts)
 	}
-	if got, _ := secretValue("webapp-hook-tls", "ca.crt"); !bytes.Equal(got, ca.pem) {
+	if got, _ := secretValue("webapp-hook-tls", "ca.crt"); !bytes.Equal(got, ca.PEM) {
 		t.Errorf("webapp-hook-tls ca.crt is not the new CA alone:\n%s", got)
 	}
 	// Metacontroller trusts the new CA and only it, and the hook serves the new certificate.
@@ -648,7 +595,7 @@ func TestRotateCA(t *testing.T) {
 	if _, err := served.Verify(x509.VerifyOptions{Roots: roots}); err != nil {
 		t.Error(err)
 	}
-	oldPEM, _ := r.ca.serverCert(t, 11)
+	oldPEM, _ := r.ca.Issue(t, 11, hookHost, hookHost+".svc")
 	block, _ := pem.Decode(oldPEM)
 	old, _ := x509.ParseCertificate(block.Bytes)
 	if _, err := old.Verify(x509.VerifyOptions{Roots: roots, DNSName: hookHost}); err == nil {

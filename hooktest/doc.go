@@ -1,6 +1,7 @@
 // Package hooktest holds what the project's tests share: the hook contract every answer must
 // keep (CheckResponse), observed children made from typed objects (Observe), a JSON path walker
-// (Field) and golden files (Golden, rewritten with -update).
+// (Field), golden files (Golden, rewritten with -update), requests with many pods (WithPods) and
+// a certificate authority for TLS tests (CA).
 //
 // It is for tests only; no production package imports it. Its name follows net/http/httptest,
 // and it is not the standard library's testing/synctest.

@@ -98,11 +98,7 @@ func TestSyncAutoscaling(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := &sync.Request{Parent: tt.parent, Children: tt.children}
-			resp := sync.Sync(req, now)
-			golden(t, resp)
-			if err := hooktest.CheckResponse(req, resp); err != nil {
-				t.Fatal(err)
-			}
+			resp := checkedSync(t, req)
 			d := childOf[*appsv1.Deployment](resp.Children)
 			if got := *d.Spec.Replicas; got != tt.wantReplicas {
 				t.Errorf("Deployment replicas = %d; want %d", got, tt.wantReplicas)
@@ -259,11 +255,7 @@ func TestAutoscalingHandoff(t *testing.T) {
 		hpa := childOf[*autoscalingv2.HorizontalPodAutoscaler](sync.Sync(&sync.Request{Parent: auto}, now).Children)
 		dep, _ := desired(t, auto)
 		req := &sync.Request{Parent: manual5, Children: []sync.Child{observe(t, dep, 1, depStatus(1, 2, 2, 2, 2)), observe(t, hpa, 1, nil)}}
-		resp := sync.Sync(req, now)
-		golden(t, resp)
-		if err := hooktest.CheckResponse(req, resp); err != nil {
-			t.Fatal(err)
-		}
+		resp := checkedSync(t, req)
 		if got := names(t, resp.Children); slices.Contains(got, "HorizontalPodAutoscaler/hello") {
 			t.Errorf("children = %v; want the HorizontalPodAutoscaler gone", got)
 		}
@@ -297,11 +289,7 @@ func TestSyncInvalidAutoscaling(t *testing.T) {
 			bad := autoscaled(2, 10)
 			tt.mod(bad.Spec.Autoscaling)
 			req := &sync.Request{Parent: bad, Children: observed}
-			resp := sync.Sync(req, now)
-			golden(t, resp)
-			if err := hooktest.CheckResponse(req, resp); err != nil {
-				t.Fatal(err)
-			}
+			resp := checkedSync(t, req)
 			if resp.Status.Phase != webappv1.PhaseInvalid || !strings.Contains(resp.Status.Message, tt.wantMessage) {
 				t.Errorf("phase %q, message %q; want Invalid with %q", resp.Status.Phase, resp.Status.Message, tt.wantMessage)
 			}

@@ -173,6 +173,18 @@ func equal(t *testing.T, what string, got, want any) {
 	}
 }
 
+// checkedSync answers req with sync.Sync at now, compares the answer with the test's golden file
+// and stops the test unless the answer passes hooktest.CheckResponse.
+func checkedSync(t *testing.T, req *sync.Request) sync.Response {
+	t.Helper()
+	resp := sync.Sync(req, now)
+	golden(t, resp)
+	if err := hooktest.CheckResponse(req, resp); err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
 // golden compares an answer with testdata/answers/<test name>.json. Run with -update to rewrite.
 // The end-to-end suite sends every one of these answers to a real kube-apiserver: each child must
 // pass a server-side dry-run apply and each status an update of the WebApp status subresource.

@@ -75,11 +75,7 @@ func TestRelatedRequests(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			req := relatedFixture(t, tt.file)
-			resp := sync.Sync(req, now)
-			golden(t, resp)
-			if err := hooktest.CheckResponse(req, resp); err != nil {
-				t.Fatal(err)
-			}
+			resp := checkedSync(t, req)
 			st := resp.Status
 			if st.Phase != tt.wantPhase || st.Conditions[0].Reason != tt.wantReason || !strings.Contains(st.Message, tt.wantMessage) {
 				t.Errorf("phase %q, reason %q, message %q; want %q, %q, %q", st.Phase, st.Conditions[0].Reason, st.Message, tt.wantPhase, tt.wantReason, tt.wantMessage)
@@ -272,11 +268,7 @@ func TestDiagnosis(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := withRelated(t, p, children, kinds, tt.objects...)
-			resp := sync.Sync(req, now)
-			golden(t, resp)
-			if err := hooktest.CheckResponse(req, resp); err != nil {
-				t.Fatal(err)
-			}
+			resp := checkedSync(t, req)
 			st := resp.Status
 			if st.Phase != tt.wantPhase || st.Conditions[0].Reason != tt.wantReason || !strings.Contains(st.Message, tt.wantMessage) {
 				t.Errorf("phase %q, reason %q, message %q; want %q, %q, %q", st.Phase, st.Conditions[0].Reason, st.Message, tt.wantPhase, tt.wantReason, tt.wantMessage)
@@ -384,11 +376,7 @@ func TestConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := withRelated(t, tt.parent, nil, tt.kinds, tt.objects...)
-			resp := sync.Sync(req, now)
-			golden(t, resp)
-			if err := hooktest.CheckResponse(req, resp); err != nil {
-				t.Fatal(err)
-			}
+			resp := checkedSync(t, req)
 			if got := configHashOf(resp) != ""; got != tt.wantHash {
 				t.Errorf("config hash present = %v; want %v", got, tt.wantHash)
 			}
@@ -406,11 +394,7 @@ func TestConfig(t *testing.T) {
 		running := applied(t, sync.Sync(withRelated(t, envFrom(), nil, kinds, cm, secret), now), 3)
 		changed := envFrom(func(p *sync.Parent) { p.Spec.Image = "nginx:1.28" })
 		req := withRelated(t, changed, running, kinds, secret)
-		resp := sync.Sync(req, now)
-		golden(t, resp)
-		if err := hooktest.CheckResponse(req, resp); err != nil {
-			t.Fatal(err)
-		}
+		resp := checkedSync(t, req)
 		var dep map[string]any
 		for _, c := range wire(t, resp) {
 			if c["kind"] == "Deployment" {

@@ -136,11 +136,7 @@ func TestSyncWorkload(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := webapp(func(p *sync.Parent) { tt.mod(&p.Spec) })
 			req := &sync.Request{Parent: p}
-			resp := sync.Sync(req, now)
-			golden(t, resp)
-			if err := hooktest.CheckResponse(req, resp); err != nil {
-				t.Fatal(err)
-			}
+			resp := checkedSync(t, req)
 			d := childOf[*appsv1.Deployment](resp.Children)
 			tt.check(t, d)
 			if d.Annotations[sync.AnnotationSpecHash] == plain.Annotations[sync.AnnotationSpecHash] {
@@ -219,11 +215,7 @@ func TestSyncIngress(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := &sync.Request{Parent: tt.parent, Children: tt.children}
-			resp := sync.Sync(req, now)
-			golden(t, resp)
-			if err := hooktest.CheckResponse(req, resp); err != nil {
-				t.Fatal(err)
-			}
+			resp := checkedSync(t, req)
 			if got := names(t, resp.Children); !slices.Equal(got, tt.wantNames) {
 				t.Errorf("children = %v; want %v", got, tt.wantNames)
 			}
@@ -285,11 +277,7 @@ func TestSyncDisruptionBudget(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := &sync.Request{Parent: tt.parent, Children: tt.children}
-			resp := sync.Sync(req, now)
-			golden(t, resp)
-			if err := hooktest.CheckResponse(req, resp); err != nil {
-				t.Fatal(err)
-			}
+			resp := checkedSync(t, req)
 			got := childOf[*policyv1.PodDisruptionBudget](resp.Children)
 			switch {
 			case tt.wantMaxUnavailable == "" && got != nil:
@@ -386,11 +374,7 @@ func TestSyncInvalidWorkload(t *testing.T) {
 			p.Spec.DisruptionBudget = &webappv1.DisruptionBudget{}
 			tt.mod(&p.Spec)
 			req := &sync.Request{Parent: p, Children: observed}
-			resp := sync.Sync(req, now)
-			golden(t, resp)
-			if err := hooktest.CheckResponse(req, resp); err != nil {
-				t.Fatal(err)
-			}
+			resp := checkedSync(t, req)
 			if resp.Status.Phase != webappv1.PhaseInvalid || !strings.Contains(resp.Status.Message, tt.wantMessage) {
 				t.Errorf("phase %q, message %q; want Invalid with %q", resp.Status.Phase, resp.Status.Message, tt.wantMessage)
 			}

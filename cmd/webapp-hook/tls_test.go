@@ -2,77 +2,28 @@ package main
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/example/webapp-operator/hooktest"
 )
-
-// testCA issues certificates for the TLS tests.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
-}
-
-func newTestCA(t *testing.T, name string) *testCA {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return &testCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-// issue returns a PEM certificate and key for a server (IP 127.0.0.1) or a client.
-func (ca *testCA) issue(t *testing.T, serial int64, server bool) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "metacontroller"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	if server {
-		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, _ := x509.MarshalECPrivateKey(key)
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
-}
 
 // TestTLS serves HTTPS with client verification: probes need no client certificate, hook calls
 // do, a certificate from another CA is refused, and a renewed server certificate is served
 // without a restart.
 func TestTLS(t *testing.T) {
 	dir := t.TempDir()
-	ca, other := newTestCA(t, "webapp-hook CA"), newTestCA(t, "someone else")
+	ca, other := hooktest.NewCA(t, "webapp-hook CA"), hooktest.NewCA(t, "someone else")
 	write := func(name string, data []byte) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, data, 0o600); err != nil {
@@ -80,8 +31,8 @@ func TestTLS(t *testing.T) {
 		}
 		return p
 	}
-	serverCert, serverKey := ca.issue(t, 10, true)
-	certFile, keyFile, caFile := write("tls.crt", serverCert), write("tls.key", serverKey), write("ca.crt", ca.pem)
+	serverCert, serverKey := ca.Issue(t, 10, "127.0.0.1")
+	certFile, keyFile, caFile := write("tls.crt", serverCert), write("tls.key", serverKey), write("ca.crt", ca.PEM)
 
 	m := NewMain(io.Discard)
 	args := []string{"--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--tls-cert-file", certFile, "--tls-key-file", keyFile, "--client-ca-file", caFile, "--shutdown-delay", "0s"}
@@ -96,12 +47,12 @@ func TestTLS(t *testing.T) {
 	base := "https://" + m.Addr().String()
 	body, _ := os.ReadFile("../../examples/create.request.json")
 
-	client := func(issuer *testCA) *http.Client {
+	client := func(issuer *hooktest.CA) *http.Client {
 		roots := x509.NewCertPool()
-		roots.AppendCertsFromPEM(ca.pem)
+		roots.AppendCertsFromPEM(ca.PEM)
 		cfg := &tls.Config{RootCAs: roots}
 		if issuer != nil {
-			c, k := issuer.issue(t, 99, false)
+			c, k := issuer.Issue(t, 99)
 			pair, err := tls.X509KeyPair(c, k)
 			if err != nil {
 				t.Fatal(err)
@@ -112,7 +63,7 @@ func TestTLS(t *testing.T) {
 	}
 	// forced presents a certificate from another CA whatever the server asks for.
 	forced := client(nil)
-	c, k := other.issue(t, 98, false)
+	c, k := other.Issue(t, 98)
 	pair, _ := tls.X509KeyPair(c, k)
 	forced.Transport.(*http.Transport).TLSClientConfig.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
 		return &pair, nil
@@ -157,7 +108,7 @@ func TestTLS(t *testing.T) {
 	}
 
 	t.Run("renewed certificate", func(t *testing.T) {
-		renewedCert, renewedKey := ca.issue(t, 11, true)
+		renewedCert, renewedKey := ca.Issue(t, 11, "127.0.0.1")
 		write("tls.key", renewedKey)
 		write("tls.crt", renewedCert)
 		later := time.Now().Add(time.Minute)
