@@ -200,7 +200,7 @@ func (m *metacontrollerSim) call() {
 	m.mu.Unlock()
 }
 
-func (m *metacontrollerSim) run(ctx context.Context, t *testing.T) {
+func (m *metacontrollerSim) run(ctx context.Context) {
 	for i := 0; ; i++ {
 		if i%2 == 0 {
 			if err := m.reconcile(); err != nil {
@@ -384,13 +384,17 @@ func newRotationRig(t *testing.T) *rotationRig {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg stdsync.WaitGroup
-	r.mc = &metacontrollerSim{controller: ccName, hookAddr: hookAddr, body: []byte(readFile(t, "../examples/create.request.json"))}
+	body, err := os.ReadFile("../examples/create.request.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.mc = &metacontrollerSim{controller: ccName, hookAddr: hookAddr, body: body}
 	if err := r.mc.reconcile(); err != nil {
 		t.Fatal(err)
 	}
 	wg.Add(2)
 	go func() { defer wg.Done(); r.kubelet.run(ctx, t) }()
-	go func() { defer wg.Done(); r.mc.run(ctx, t) }()
+	go func() { defer wg.Done(); r.mc.run(ctx) }()
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	return r
 }
@@ -429,15 +433,6 @@ func (r *rotationRig) checkSecretsStaySecret(outputs ...string) {
 			r.t.Errorf("the token %s appears in a script's output or the hook's log", webhook.Fingerprint(tok))
 		}
 	}
-}
-
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 func mustAtoi(t *testing.T, s string) int {

@@ -174,7 +174,6 @@ wait_for() {
 }
 
 lists_token() { [ "$(metric "$1" "webapp_hook_tokens{token=\"$2\"}")" = 1 ]; }
-lacks_token() { [ -z "$(metric "$1" "webapp_hook_tokens{token=\"$2\"}")" ]; }
 serves_certificate() { grep -q "^webapp_hook_tls_certificate_expiry_timestamp_seconds{sha256=\"$2\"} " <<< "$1"; }
 # calls_above FP COUNT: the replicas have counted more than COUNT calls carrying FP.
 calls_above() { awk -v a="$(sum_replicas "webapp_hook_token_requests_total{token=\"$1\"}")" -v b="$2" 'BEGIN {exit !(a > b)}'; }

@@ -110,13 +110,7 @@ func TestSyncAutoscaling(t *testing.T) {
 			if st.Phase != tt.wantPhase {
 				t.Errorf("phase = %q; want %q (%s)", st.Phase, tt.wantPhase, st.Message)
 			}
-			var got string
-			for _, c := range st.Conditions {
-				if c.Type == webappv1.ConditionAutoscaling {
-					got = string(c.Status) + "/" + c.Reason
-				}
-			}
-			if got != tt.wantCondition {
+			if got := conditionOf(st, webappv1.ConditionAutoscaling); got != tt.wantCondition {
 				t.Errorf("Autoscaling condition = %q; want %q", got, tt.wantCondition)
 			}
 			if fmt.Sprint(st.DesiredReplicas) != fmt.Sprint(tt.wantDesired) && (st.DesiredReplicas == nil || tt.wantDesired == nil || *st.DesiredReplicas != *tt.wantDesired) {

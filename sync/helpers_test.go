@@ -173,6 +173,17 @@ func equal(t *testing.T, what string, got, want any) {
 	}
 }
 
+// conditionOf returns a status condition as "Status/Reason", or "" when the status has none of
+// that type.
+func conditionOf(st webappv1.WebAppStatus, conditionType string) string {
+	for _, c := range st.Conditions {
+		if c.Type == conditionType {
+			return string(c.Status) + "/" + c.Reason
+		}
+	}
+	return ""
+}
+
 // checkedSync answers req with sync.Sync at now, compares the answer with the test's golden file
 // and stops the test unless the answer passes hooktest.CheckResponse.
 func checkedSync(t *testing.T, req *sync.Request) sync.Response {

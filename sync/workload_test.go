@@ -226,13 +226,7 @@ func TestSyncIngress(t *testing.T) {
 			if st.URL != tt.wantURL || st.Address != tt.wantAddress {
 				t.Errorf("url, address = %q, %q; want %q, %q", st.URL, st.Address, tt.wantURL, tt.wantAddress)
 			}
-			var got string
-			for _, c := range st.Conditions {
-				if c.Type == webappv1.ConditionIngressReady {
-					got = string(c.Status) + "/" + c.Reason
-				}
-			}
-			if got != tt.wantCondition {
+			if got := conditionOf(st, webappv1.ConditionIngressReady); got != tt.wantCondition {
 				t.Errorf("IngressReady = %q; want %q", got, tt.wantCondition)
 			}
 			if st.Phase != webappv1.PhaseReady {
