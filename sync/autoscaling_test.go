@@ -31,7 +31,7 @@ func autoscaled(lo, hi int32, mods ...func(*sync.Parent)) sync.Parent {
 func scaled(t *testing.T, d sync.Child, replicas int32, status appsv1.DeploymentStatus) sync.Child {
 	t.Helper()
 	var obj map[string]any
-	roundTrip(t, d.Object, &obj)
+	roundTrip(t, d.Raw, &obj)
 	obj["spec"].(map[string]any)["replicas"] = replicas
 	var s any
 	roundTrip(t, status, &s)

@@ -1,7 +1,6 @@
 package sync
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -59,16 +57,16 @@ func labelsFor(name string) map[string]string {
 // A Deployment's selector is immutable, so when the observed one has a different selector (it was
 // adopted, or made by an older hook) that selector is kept and its matchLabels are added to the pod
 // labels, which must match it. The Service selects the pod labels, so it always finds the pods.
-func podLabels(p *Parent, observed *appsv1.Deployment) (labels map[string]string, selector *metav1.LabelSelector, pods map[string]string) {
+func podLabels(p *Parent, observed *ObservedDeployment) (labels map[string]string, selector *metav1.LabelSelector, pods map[string]string) {
 	labels = labelsFor(p.Name)
 	selector = &metav1.LabelSelector{MatchLabels: labels}
-	if observed == nil || observed.Spec.Selector == nil || sameSelector(observed.Spec.Selector, labels) {
+	if observed == nil || observed.Selector == nil || sameSelector(observed.Selector, labels) {
 		return labels, selector, labels
 	}
-	merged := make(map[string]string, len(labels)+len(observed.Spec.Selector.MatchLabels))
+	merged := make(map[string]string, len(labels)+len(observed.Selector.MatchLabels))
 	maps.Copy(merged, labels)
-	maps.Copy(merged, observed.Spec.Selector.MatchLabels)
-	return labels, observed.Spec.Selector.DeepCopy(), merged
+	maps.Copy(merged, observed.Selector.MatchLabels)
+	return labels, observed.Selector.DeepCopy(), merged
 }
 
 // sameSelector reports whether a selector is exactly matchLabels: labels.
@@ -145,7 +143,7 @@ func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, sel
 // observed Deployment's, kept within [minReplicas, maxReplicas], or minReplicas for a new one.
 // So turning autoscaling on starts from the current count, and no answer ever sets a count that
 // nobody asked for.
-func replicasFor(spec *webappv1.WebAppSpec, observed *appsv1.Deployment) *int32 {
+func replicasFor(spec *webappv1.WebAppSpec, observed *ObservedDeployment) *int32 {
 	a := spec.Autoscaling
 	if a == nil {
 		return spec.Replicas
@@ -399,13 +397,6 @@ func keptObject(c *Child) map[string]any {
 
 // lastApplied reads the configuration Metacontroller last applied to a child.
 func lastApplied(c *Child) string {
-	if c.Object != nil {
-		m, err := meta.Accessor(c.Object)
-		if err != nil {
-			return ""
-		}
-		return m.GetAnnotations()[AnnotationLastApplied]
-	}
 	var obj struct {
 		Metadata struct {
 			Annotations map[string]string `json:"annotations"`
@@ -417,18 +408,8 @@ func lastApplied(c *Child) string {
 	return obj.Metadata.Annotations[AnnotationLastApplied]
 }
 
-// observedObject returns a child as observed, as a JSON object: Raw, or the typed Object encoded
-// (which holds every field the apiserver stores for that kind).
-func observedObject(c *Child) (map[string]any, error) {
-	if c.Object == nil {
-		return decodeObject(c.Raw)
-	}
-	b, err := json.Marshal(c.Object)
-	if err != nil {
-		return nil, err
-	}
-	return decodeObject(b)
-}
+// observedObject returns a child as observed, as a JSON object.
+func observedObject(c *Child) (map[string]any, error) { return decodeObject(c.Raw) }
 
 // decodeObject decodes a JSON object as the apimachinery does for unstructured objects: keys
 // match exactly, and numbers become int64 when they are integers, float64 otherwise.

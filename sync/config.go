@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sort"
 
-	appsv1 "k8s.io/api/apps/v1"
-
 	webappv1 "github.com/example/webapp-operator/api/v1"
 )
 
@@ -28,7 +26,7 @@ type configState struct {
 // Metacontroller did not send (no customize hook) tells nothing: nothing is missing then, and the
 // pod template keeps the hash the observed Deployment has, so that a change of hook setup does
 // not roll the pods.
-func checkConfig(p *Parent, rel *Related, observed *appsv1.Deployment) configState {
+func checkConfig(p *Parent, rel *Related, observed *ObservedDeployment) configState {
 	var st configState
 	refs := configRefs(p)
 	known := true
@@ -48,7 +46,7 @@ func checkConfig(p *Parent, rel *Related, observed *appsv1.Deployment) configSta
 	case len(tracked) == 0:
 	case !known:
 		if observed != nil {
-			st.hash = observed.Spec.Template.Annotations[AnnotationConfigHash]
+			st.hash = observed.ConfigHash
 		}
 	default:
 		st.hash = configHash(tracked, rel)

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -27,7 +26,7 @@ var stuckReasons = []string{"InvalidImageName", "ErrImagePull", "ImagePullBackOf
 //     container runs the spec's image.
 //
 // Pods being deleted are left out.
-func currentPods(rel *Related, d *appsv1.Deployment, specApplied bool, image string) []RelatedPod {
+func currentPods(rel *Related, d *ObservedDeployment, specApplied bool, image string) []RelatedPod {
 	var current []RelatedPod
 	if rel.Kinds[relatedReplicaSets] {
 		if !specApplied {

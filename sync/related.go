@@ -100,7 +100,7 @@ func (w *wireRelated) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 			} `json:"spec"`
 			Status corev1.PodStatus `json:"status"`
 		}
-		if err := jsonv2.UnmarshalDecode(dec, &p); err != nil {
+		if err := jsonv2.UnmarshalDecode(dec, &p, relatedOptions); err != nil {
 			return err
 		}
 		w.pod = &RelatedPod{ObjectMeta: p.Metadata, Images: map[string]string{}, Status: p.Status}
@@ -113,7 +113,7 @@ func (w *wireRelated) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 			Metadata metav1.ObjectMeta       `json:"metadata"`
 			Status   appsv1.ReplicaSetStatus `json:"status"`
 		}
-		if err := jsonv2.UnmarshalDecode(dec, &rs); err != nil {
+		if err := jsonv2.UnmarshalDecode(dec, &rs, relatedOptions); err != nil {
 			return err
 		}
 		w.replicaSet = &RelatedReplicaSet{ObjectMeta: rs.Metadata, Status: rs.Status}

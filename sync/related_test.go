@@ -13,7 +13,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
@@ -161,7 +160,7 @@ func configObject(kind, name, uid string, data map[string]string, labels map[str
 
 // withRelated decodes a request for p with children and related objects, filed as Metacontroller
 // files them; kinds lists the related kinds to send even when empty.
-func withRelated(t *testing.T, p sync.Parent, children []runtime.Object, kinds []string, objects ...map[string]any) *sync.Request {
+func withRelated(t *testing.T, p sync.Parent, children []json.RawMessage, kinds []string, objects ...map[string]any) *sync.Request {
 	t.Helper()
 	parent := map[string]any{"apiVersion": "example.com/v1", "kind": "WebApp", "metadata": map[string]any{"name": p.Name, "namespace": p.Namespace, "generation": p.Generation}, "spec": p.Spec}
 	rel := map[string]map[string]any{}
@@ -198,18 +197,15 @@ func withRelated(t *testing.T, p sync.Parent, children []runtime.Object, kinds [
 
 // applied is what the apiserver shows of an answer's children once applied, the Deployment with
 // its pods running (status).
-func applied(t *testing.T, resp sync.Response, replicas int32) []runtime.Object {
+func applied(t *testing.T, resp sync.Response, replicas int32) []json.RawMessage {
 	t.Helper()
-	var out []runtime.Object
+	var out []json.RawMessage
 	for _, c := range resp.Children {
 		var status any
 		if _, ok := c.(*appsv1.Deployment); ok {
 			status = depStatus(1, replicas, replicas, 0, 0)
 		}
-		o := observe(t, c, 1, status)
-		if o.Object != nil {
-			out = append(out, o.Object)
-		}
+		out = append(out, observe(t, c, 1, status).Raw)
 	}
 	return out
 }

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -58,7 +57,8 @@ func TestDecodeRequestErrors(t *testing.T) {
 		{"child name not a string", `{` + parent + `, "children": {"Service.v1": {"n/a": {"apiVersion": "v1", "kind": "Service", "metadata": {"name": ["a"]}}}}}`, `children["Service.v1"]["n/a"].metadata.name`, "expected string, got JSON array"},
 		{"deployment status of the wrong type", `{` + parent + `, "children": {"Deployment.apps/v1": {"a": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"namespace": "n", "name": "a"}, "status": {"replicas": "3"}}}}}`, `children["Deployment.apps/v1"].a.status.replicas`, "expected integer (32-bit), got JSON string"},
 		{"a child filed under another kind", `{` + parent + `, "children": {"Deployment.apps/v1": {"a": {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "a"}}}}}`, `children["Deployment.apps/v1"].a`, "a v1 Service is filed under Deployment.apps/v1"},
-		{"service spec of the wrong type", `{` + parent + `, "children": {"Service.v1": {"a": {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "a"}, "spec": {"ports": {}}}}}}`, `children["Service.v1"].a.spec.ports`, "expected array, got JSON object"},
+		{"ingress rules of the wrong type", `{` + parent + `, "children": {"Ingress.networking.k8s.io/v1": {"a": {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "a"}, "spec": {"rules": {}}}}}}`, `children["Ingress.networking.k8s.io/v1"].a.spec.rules`, "expected array, got JSON object"},
+		{"spec hash of the wrong type", `{` + parent + `, "children": {"Deployment.apps/v1": {"a": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "a", "annotations": {"webapp.example.com/spec-hash": 1}}}}}}`, `children["Deployment.apps/v1"].a.metadata.annotations["webapp.example.com/spec-hash"]`, "expected string, got JSON number 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -302,13 +302,45 @@ func TestDecodeRequestOrder(t *testing.T) {
 	if len(req.Children) != 1 {
 		t.Fatalf("%d children; want the repeated key to count once", len(req.Children))
 	}
-	d, ok := req.Children[0].Object.(*appsv1.Deployment)
-	if !ok || *d.Spec.Replicas != 4 || d.Status.Replicas != 4 || d.Status.ObservedGeneration != 2 {
+	d := req.Children[0].Deployment
+	if d == nil || *d.Replicas != 4 || d.Status.Replicas != 4 || d.Status.ObservedGeneration != 2 {
 		t.Errorf("deployment = %+v; want the last one, with replicas 4 and its status read after apiVersion came", d)
 	}
 	_, err = sync.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "hello", "namespace": "n"}}, "children": {"Deployment.apps/v1": {"web": {"spec": {"replicas": "x"}, "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}}}}}`))
 	if re := (*sync.RequestError)(nil); !errors.As(err, &re) || re.Field != `children["Deployment.apps/v1"].web.spec.replicas` {
 		t.Errorf("error = %v; want a *sync.RequestError naming children[\"Deployment.apps/v1\"].web.spec.replicas", err)
+	}
+}
+
+// TestDecodeRequestRaw checks that every child's Raw is exactly the object as sent, whether the
+// hook decoded it in place (a kind it builds) or not, and that fields the decision does not read
+// are carried as they are, not checked: a Service's odd ports stay the apiserver's business.
+func TestDecodeRequestRaw(t *testing.T) {
+	children := map[string]string{
+		"Deployment.apps/v1": `{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "hello", "annotations": {"a": "\u00e9\"x\""}}, "spec": {"template": {"spec": {"containers": 7}}}}`,
+		"Service.v1":         `{"kind":"Service","apiVersion":"v1","metadata":{"name":"hello"},"spec":{"ports":{}}}`,
+		"ConfigMap.v1":       "{\n  \"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"other\"}\n}",
+	}
+	body := `{"parent": {"metadata": {"name": "hello", "namespace": "n"}, "spec": {"image": "nginx"}}, "children": {`
+	first := true
+	for group, obj := range children {
+		if !first {
+			body += ",\n"
+		}
+		first = false
+		body += fmt.Sprintf("%q:{ \"n/x\" :\t %s }", group, obj)
+	}
+	req, err := sync.DecodeRequest([]byte(body + `}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(req.Children) != len(children) {
+		t.Fatalf("%d children; want %d", len(req.Children), len(children))
+	}
+	for _, c := range req.Children {
+		if want := children[c.Kind+"."+c.APIVersion]; string(c.Raw) != want {
+			t.Errorf("%s Raw = %s; want %s", c.Kind, c.Raw, want)
+		}
 	}
 }
 
@@ -331,8 +363,8 @@ func TestDecodeRequestKeys(t *testing.T) {
 		var ids []string
 		for _, c := range req.Children {
 			ids = append(ids, c.Kind+"/"+c.Namespace+"/"+c.Name)
-			if d, ok := c.Object.(*appsv1.Deployment); c.Kind == "Deployment" && (!ok || *d.Spec.Replicas != 4 || d.Status.ObservedGeneration != 2 || d.Generation != 2) {
-				t.Errorf("deployment = %+v; want replicas 4, generation 2 and observedGeneration 2", c.Object)
+			if d := c.Deployment; c.Kind == "Deployment" && (d == nil || *d.Replicas != 4 || d.Status.ObservedGeneration != 2 || d.Generation != 2) {
+				t.Errorf("deployment = %+v; want replicas 4, generation 2 and observedGeneration 2", d)
 			}
 		}
 		got = append(got, ids)

@@ -11,7 +11,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -61,9 +60,9 @@ func Sync(req *Request, now time.Time) Response {
 		return Response{Status: withReady(base, p, now, webappv1.PhaseInvalid, webappv1.ReasonInvalidSpec, msg), Children: kept}
 	}
 
-	var observedDeployment *appsv1.Deployment
+	var observedDeployment *ObservedDeployment
 	if dep != nil {
-		observedDeployment = dep.deployment()
+		observedDeployment = dep.Deployment
 	}
 	cfg := checkConfig(p, &req.Related, observedDeployment)
 	labels, selector, pods := podLabels(p, observedDeployment)
@@ -99,7 +98,7 @@ func Sync(req *Request, now time.Time) Response {
 	}
 	var current []RelatedPod
 	if observedDeployment != nil {
-		specApplied := observedDeployment.Annotations[AnnotationSpecHash] == deployment.Annotations[AnnotationSpecHash]
+		specApplied := observedDeployment.SpecHash == deployment.Annotations[AnnotationSpecHash]
 		current = currentPods(&req.Related, observedDeployment, specApplied, p.Spec.Image)
 		base.Restarts = restarts(current)
 	}
@@ -117,8 +116,8 @@ func Sync(req *Request, now time.Time) Response {
 	if a := p.Spec.Autoscaling; a != nil {
 		c, hpa := autoscalingCondition(req, now)
 		status.Conditions = append(status.Conditions, c)
-		if hpa != nil && hpa.Status.DesiredReplicas > 0 {
-			status.DesiredReplicas = &hpa.Status.DesiredReplicas
+		if hpa != nil && hpa.DesiredReplicas > 0 {
+			status.DesiredReplicas = &hpa.DesiredReplicas
 		}
 		status.Message += fmt.Sprintf(" The HorizontalPodAutoscaler sets the replicas, from %d to %d; spec.replicas is ignored.", minReplicas(a), a.MaxReplicas)
 		if c.Status != metav1.ConditionTrue {
@@ -141,7 +140,7 @@ func requests(r *corev1.ResourceRequirements, name corev1.ResourceName) bool {
 // with the autoscaler's own reason when it cannot, and returns that autoscaler (nil when none is
 // observed). It also says when a utilization target has no resource request to be a percentage
 // of: a LimitRange may still supply one, so that is not an invalid spec.
-func autoscalingCondition(req *Request, now time.Time) (metav1.Condition, *autoscalingv2.HorizontalPodAutoscaler) {
+func autoscalingCondition(req *Request, now time.Time) (metav1.Condition, *ObservedAutoscaler) {
 	p := &req.Parent
 	var missing []string
 	cpu, memory := targets(p.Spec.Autoscaling)
@@ -159,15 +158,15 @@ func autoscalingCondition(req *Request, now time.Time) (metav1.Condition, *autos
 	if c == nil {
 		return condition(p, now, webappv1.ConditionAutoscaling, false, webappv1.ReasonAutoscalerMissing, fmt.Sprintf("Waiting for HorizontalPodAutoscaler %s to be created.", p.Name)+note), nil
 	}
-	hpa := c.Object.(*autoscalingv2.HorizontalPodAutoscaler)
+	hpa := c.Autoscaler
 	reported := false
 	for _, t := range []autoscalingv2.HorizontalPodAutoscalerConditionType{autoscalingv2.AbleToScale, autoscalingv2.ScalingActive} {
-		for _, hc := range hpa.Status.Conditions {
-			if hc.Type != t {
+		for _, hc := range hpa.Conditions {
+			if hc.Type != string(t) {
 				continue
 			}
 			reported = true
-			if hc.Status == corev1.ConditionFalse {
+			if hc.Status == string(corev1.ConditionFalse) {
 				return condition(p, now, webappv1.ConditionAutoscaling, false, cmp.Or(hc.Reason, string(t)),
 					fmt.Sprintf("HorizontalPodAutoscaler %s cannot scale: %s", p.Name, sentence(hc.Message))+note), hpa
 			}
@@ -187,7 +186,7 @@ func ingressCondition(req *Request, now time.Time) metav1.Condition {
 		return condition(p, now, webappv1.ConditionIngressReady, false, webappv1.ReasonIngressMissing, fmt.Sprintf("Waiting for Ingress %s to be created.", p.Name))
 	}
 	var addresses []string
-	for _, lb := range c.Object.(*networkingv1.Ingress).Status.LoadBalancer.Ingress {
+	for _, lb := range c.Ingress.LoadBalancer {
 		if a := cmp.Or(lb.Hostname, lb.IP); a != "" {
 			addresses = append(addresses, a)
 		}
@@ -266,7 +265,7 @@ func Finalize(req *Request, now time.Time) Response {
 // owned reports whether a child is one the hook builds for p: of a kind the hook builds, named
 // after p. Those are answered from the spec; every other child is kept as it is.
 func owned(c *Child, p *Parent) bool {
-	return c.Object != nil && c.Name == p.Name && c.Namespace == p.Namespace
+	return c.Built && c.Name == p.Name && c.Namespace == p.Namespace
 }
 
 // Validate reports why a WebApp cannot be built, or nil: the problem that kept its spec from
@@ -310,13 +309,13 @@ func (r *Request) observed(kind func(*Child) bool) *Child {
 // scaledDown reports whether a Deployment asks for no pods and its controller has confirmed that
 // none are left, terminating ones included.
 func scaledDown(c *Child) bool {
-	d := c.deployment()
+	d := c.Deployment
 	return replicasOf(d) == 0 && d.Status.ObservedGeneration >= d.Generation && podsLeft(c) == 0
 }
 
 // podsLeft counts a Deployment's pods, running and terminating.
 func podsLeft(c *Child) int {
-	st := c.deployment().Status
+	st := c.Deployment.Status
 	n := int(st.Replicas)
 	if t := st.TerminatingReplicas; t != nil {
 		n += int(*t)
@@ -330,12 +329,12 @@ func baseStatus(req *Request) webappv1.WebAppStatus {
 	p := &req.Parent
 	s := webappv1.WebAppStatus{ObservedGeneration: p.Generation}
 	if dep := req.observed(isDeployment); dep != nil {
-		st := dep.deployment().Status
+		st := dep.Deployment.Status
 		s.Replicas = st.Replicas
 		s.UpdatedReplicas = st.UpdatedReplicas
 		s.ReadyReplicas = st.ReadyReplicas
 		s.AvailableReplicas = st.AvailableReplicas
-		if sel, err := metav1.LabelSelectorAsSelector(dep.deployment().Spec.Selector); err == nil && dep.deployment().Spec.Selector != nil {
+		if sel, err := metav1.LabelSelectorAsSelector(dep.Deployment.Selector); err == nil && dep.Deployment.Selector != nil {
 			s.Selector = sel.String()
 		}
 	}
@@ -344,7 +343,7 @@ func baseStatus(req *Request) webappv1.WebAppStatus {
 		s.URL = s.Address
 	}
 	if c := req.observed(isIngress); c != nil {
-		if url := ingressURL(c.Object.(*networkingv1.Ingress)); url != "" {
+		if url := ingressURL(c.Ingress); url != "" {
 			s.URL = url
 		}
 	}
@@ -353,17 +352,17 @@ func baseStatus(req *Request) webappv1.WebAppStatus {
 
 // ingressURL is where an observed Ingress serves its first rule: https://<host><path> when it has
 // TLS for that host, http:// otherwise; "" when it has no host.
-func ingressURL(ing *networkingv1.Ingress) string {
-	if len(ing.Spec.Rules) == 0 || ing.Spec.Rules[0].Host == "" {
+func ingressURL(ing *ObservedIngress) string {
+	if len(ing.Rules) == 0 || ing.Rules[0].Host == "" {
 		return ""
 	}
-	rule := ing.Spec.Rules[0]
+	rule := ing.Rules[0]
 	path := "/"
 	if rule.HTTP != nil && len(rule.HTTP.Paths) > 0 && rule.HTTP.Paths[0].Path != "" {
 		path = rule.HTTP.Paths[0].Path
 	}
 	scheme := "http"
-	for _, tls := range ing.Spec.TLS {
+	for _, tls := range ing.TLS {
 		if slices.Contains(tls.Hosts, rule.Host) {
 			scheme = "https"
 		}
@@ -377,7 +376,7 @@ func ingressURL(ing *networkingv1.Ingress) string {
 // updated and available with no old pod left. d is nil when no Deployment is observed. Pods of the
 // current spec that cannot start (trouble, nil for none) make it Degraded with their reason at
 // once, without waiting for the Deployment's progress deadline.
-func rollout(p *Parent, d *appsv1.Deployment, hash string, desired int32, trouble *podTrouble) (webappv1.Phase, string, string) {
+func rollout(p *Parent, d *ObservedDeployment, hash string, desired int32, trouble *podTrouble) (webappv1.Phase, string, string) {
 	if d == nil {
 		return webappv1.PhasePending, webappv1.ReasonDeploymentMissing, fmt.Sprintf("Waiting for Deployment %s to be created.", p.Name)
 	}
@@ -389,7 +388,7 @@ func rollout(p *Parent, d *appsv1.Deployment, hash string, desired int32, troubl
 		return webappv1.PhaseDegraded, trouble.reason, trouble.message()
 	}
 	switch {
-	case d.Annotations[AnnotationSpecHash] != hash || replicasOf(d) != desired:
+	case d.SpecHash != hash || replicasOf(d) != desired:
 		return progressing(fmt.Sprintf("Waiting for Deployment %s to be updated to the current spec.", p.Name))
 	case st.ObservedGeneration < d.Generation:
 		return progressing(fmt.Sprintf("Waiting for Deployment %s's controller to observe generation %d.", p.Name, d.Generation))
@@ -414,11 +413,11 @@ func rollout(p *Parent, d *appsv1.Deployment, hash string, desired int32, troubl
 }
 
 // replicasOf is a Deployment's spec.replicas, 1 when omitted, as the apiserver defaults it.
-func replicasOf(d *appsv1.Deployment) int32 {
-	if d.Spec.Replicas == nil {
+func replicasOf(d *ObservedDeployment) int32 {
+	if d.Replicas == nil {
 		return 1
 	}
-	return *d.Spec.Replicas
+	return *d.Replicas
 }
 
 // withReady completes a status with its phase, message, ready flag and Ready condition.
@@ -453,9 +452,9 @@ func condition(p *Parent, now time.Time, conditionType string, ok bool, reason, 
 	}
 }
 
-func deploymentCondition(st appsv1.DeploymentStatus, t appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {
+func deploymentCondition(st ObservedDeploymentStatus, t appsv1.DeploymentConditionType) *ObservedCondition {
 	for i := range st.Conditions {
-		if st.Conditions[i].Type == t && st.Conditions[i].Status != corev1.ConditionUnknown {
+		if st.Conditions[i].Type == string(t) && st.Conditions[i].Status != string(corev1.ConditionUnknown) {
 			return &st.Conditions[i]
 		}
 	}

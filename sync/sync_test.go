@@ -11,7 +11,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -436,12 +435,16 @@ func TestSyncInvalidSpec(t *testing.T) {
 
 func lastApplied(t *testing.T, c sync.Child) any {
 	t.Helper()
-	m, err := meta.Accessor(c.Object)
-	if err != nil {
+	var obj struct {
+		Metadata struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(c.Raw, &obj); err != nil {
 		t.Fatal(err)
 	}
 	var v any
-	if err := json.Unmarshal([]byte(m.GetAnnotations()[sync.AnnotationLastApplied]), &v); err != nil {
+	if err := json.Unmarshal([]byte(obj.Metadata.Annotations[sync.AnnotationLastApplied]), &v); err != nil {
 		t.Fatal(err)
 	}
 	return v

@@ -1,0 +1,160 @@
+package sync
+
+import (
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The decision reads a handful of fields of the children it builds. Observed children of those
+// kinds are decoded into the views below, which hold exactly those fields, in the one pass that
+// reads the request; every other member is skipped without being stored, and the child's full
+// form stays in Child.Raw, the source of its kept form. Decoding them whole into their appsv1
+// and corev1 types instead took twice as long and allocated five times as much
+// (BenchmarkDecodeRequest: 72 µs against 39 µs for a Ready WebApp's request).
+//
+// A view holds only what some decision reads. To read another field, add it here; a field that
+// is not here was never decoded.
+
+// ObservedDeployment is what the decision reads of an observed Deployment.
+type ObservedDeployment struct {
+	// Name is the Deployment's metadata.name.
+	Name string
+	// Generation is metadata.generation.
+	Generation int64
+	// SpecHash is its AnnotationSpecHash annotation, "" when it has none.
+	SpecHash string
+	// Replicas is spec.replicas; nil means the apiserver's default of 1.
+	Replicas *int32
+	// Selector is spec.selector, nil when absent.
+	Selector *metav1.LabelSelector
+	// ConfigHash is the pod template's AnnotationConfigHash annotation, "" when it has none.
+	ConfigHash string
+	// Status is the Deployment controller's report.
+	Status ObservedDeploymentStatus
+}
+
+// ObservedDeploymentStatus is what the decision reads of a Deployment's status: the fields of
+// appsv1.DeploymentStatus it uses, with the same names.
+type ObservedDeploymentStatus struct {
+	ObservedGeneration  int64               `json:"observedGeneration"`
+	Replicas            int32               `json:"replicas"`
+	UpdatedReplicas     int32               `json:"updatedReplicas"`
+	ReadyReplicas       int32               `json:"readyReplicas"`
+	AvailableReplicas   int32               `json:"availableReplicas"`
+	TerminatingReplicas *int32              `json:"terminatingReplicas"`
+	Conditions          []ObservedCondition `json:"conditions"`
+}
+
+// ObservedCondition is what the decision reads of a condition of an observed child (a
+// Deployment's or a HorizontalPodAutoscaler's); its times are not read.
+type ObservedCondition struct {
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// ObservedIngress is what the decision reads of an observed Ingress: its rules and TLS hosts, for
+// status.url, and its load-balancer addresses, for the IngressReady condition.
+type ObservedIngress struct {
+	// Rules are spec.rules.
+	Rules []networkingv1.IngressRule
+	// TLS is spec.tls.
+	TLS []networkingv1.IngressTLS
+	// LoadBalancer is status.loadBalancer.ingress, empty until a controller serves the Ingress.
+	LoadBalancer []networkingv1.IngressLoadBalancerIngress
+}
+
+// ObservedAutoscaler is what the decision reads of an observed HorizontalPodAutoscaler's status.
+type ObservedAutoscaler struct {
+	// DesiredReplicas is status.desiredReplicas, 0 before the autoscaler has computed one.
+	DesiredReplicas int32 `json:"desiredReplicas"`
+	// Conditions are status.conditions.
+	Conditions []ObservedCondition `json:"conditions"`
+}
+
+// builtKinds decode, for each kind the hook builds ("Kind.apiVersion"), an observed child into
+// its identity and view with decode, which decodes JSON into the value it is given.
+var builtKinds = map[string]func(decode func(any) error) (Child, error){
+	"Deployment.apps/v1": func(decode func(any) error) (Child, error) {
+		var w observedWire[deploymentSpecWire, ObservedDeploymentStatus]
+		err := decode(&w)
+		c := w.child()
+		c.Deployment = &ObservedDeployment{
+			Name:       w.Metadata.Name,
+			Generation: w.Metadata.Generation,
+			SpecHash:   w.Metadata.Annotations.SpecHash,
+			Replicas:   w.Spec.Replicas,
+			Selector:   w.Spec.Selector,
+			ConfigHash: w.Spec.Template.Metadata.Annotations.ConfigHash,
+			Status:     w.Status,
+		}
+		return c, err
+	},
+	"Service.v1": func(decode func(any) error) (Child, error) {
+		var w observedWire[struct{}, struct{}]
+		err := decode(&w)
+		return w.child(), err
+	},
+	"Ingress.networking.k8s.io/v1": func(decode func(any) error) (Child, error) {
+		var w observedWire[struct {
+			Rules []networkingv1.IngressRule `json:"rules"`
+			TLS   []networkingv1.IngressTLS  `json:"tls"`
+		}, struct {
+			LoadBalancer struct {
+				Ingress []networkingv1.IngressLoadBalancerIngress `json:"ingress"`
+			} `json:"loadBalancer"`
+		}]
+		err := decode(&w)
+		c := w.child()
+		c.Ingress = &ObservedIngress{Rules: w.Spec.Rules, TLS: w.Spec.TLS, LoadBalancer: w.Status.LoadBalancer.Ingress}
+		return c, err
+	},
+	"PodDisruptionBudget.policy/v1": func(decode func(any) error) (Child, error) {
+		var w observedWire[struct{}, struct{}]
+		err := decode(&w)
+		return w.child(), err
+	},
+	"HorizontalPodAutoscaler.autoscaling/v2": func(decode func(any) error) (Child, error) {
+		var w observedWire[struct{}, ObservedAutoscaler]
+		err := decode(&w)
+		c := w.child()
+		c.Autoscaler = &w.Status
+		return c, err
+	},
+}
+
+// observedWire is an observed child of a kind the hook builds as it is decoded: its identity,
+// the annotation the decision reads, and the parts of spec and status its view needs.
+type observedWire[Spec, Status any] struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name        string `json:"name"`
+		Namespace   string `json:"namespace"`
+		Generation  int64  `json:"generation"`
+		Annotations struct {
+			SpecHash string `json:"webapp.example.com/spec-hash"` // AnnotationSpecHash
+		} `json:"annotations"`
+	} `json:"metadata"`
+	Spec   Spec   `json:"spec"`
+	Status Status `json:"status"`
+}
+
+// child returns the child's identity, as a child of a kind the hook builds.
+func (w *observedWire[Spec, Status]) child() Child {
+	return Child{APIVersion: w.APIVersion, Kind: w.Kind, Name: w.Metadata.Name, Namespace: w.Metadata.Namespace, Built: true}
+}
+
+// deploymentSpecWire is what the decision reads of a Deployment's spec.
+type deploymentSpecWire struct {
+	Replicas *int32                `json:"replicas"`
+	Selector *metav1.LabelSelector `json:"selector"`
+	Template struct {
+		Metadata struct {
+			Annotations struct {
+				ConfigHash string `json:"webapp.example.com/config-hash"` // AnnotationConfigHash
+			} `json:"annotations"`
+		} `json:"metadata"`
+	} `json:"template"`
+}
