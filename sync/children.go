@@ -78,7 +78,9 @@ func sameSelector(s *metav1.LabelSelector, labels map[string]string) bool {
 // default of 1), annotated with the hash of its spec. While autoscaling, the hash leaves replicas
 // out: the autoscaler changes them, and that is not a new spec.
 // configHash, when not "", becomes the pod template's AnnotationConfigHash.
-func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, selector *metav1.LabelSelector, pods map[string]string, configHash string) *appsv1.Deployment {
+// It also returns the apply form of the spec when that is what was hashed (no autoscaling), nil
+// otherwise, so that the answer can write the spec without encoding it again (Response.spec).
+func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, selector *metav1.LabelSelector, pods map[string]string, configHash string) (*appsv1.Deployment, []byte) {
 	spec := &p.Spec
 	container := corev1.Container{
 		Name:    ContainerName,
@@ -134,8 +136,15 @@ func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, sel
 		withoutReplicas.Replicas = nil
 		hashed = &withoutReplicas
 	}
-	d.Annotations = map[string]string{AnnotationSpecHash: SpecHash(hashed)}
-	return d
+	form, err := applyJSON(hashed)
+	if err != nil {
+		form = nil // never for a spec built here; SpecHash would say "" too
+	}
+	d.Annotations = map[string]string{AnnotationSpecHash: hashJSON(form)}
+	if hashed != &d.Spec {
+		form = nil
+	}
+	return d, form
 }
 
 // replicasFor is the replica count the Deployment is answered with. Without autoscaling it is

@@ -4,9 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
 )
@@ -124,7 +129,8 @@ func FuzzPruneJSON(f *testing.F) {
 func deploymentForm(t testing.TB) []byte {
 	p := &Parent{Name: "hello", Namespace: "default", Spec: webappSpec()}
 	labels, selector, pods := podLabels(p, nil)
-	b, err := json.Marshal(desiredDeployment(p, p.Spec.Replicas, labels, selector, pods, ""))
+	d, _ := desiredDeployment(p, p.Spec.Replicas, labels, selector, pods, "")
+	b, err := json.Marshal(d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,4 +160,102 @@ func BenchmarkPrune(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestMarshalResponse holds Response.MarshalJSON, which joins encoded children by hand, to the
+// plain encoding of the same answer as one struct, with children that encoding/json would
+// escape or reformat if they were not written by it already.
+func TestMarshalResponse(t *testing.T) {
+	p := &Parent{Name: "hello", Namespace: "default", Spec: webappSpec()}
+	labels, selector, pods := podLabels(p, nil)
+	kept := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "x <&> \u2028 é"},
+		"data": map[string]any{"n": int64(1), "f": 2.5, "e": map[string]any{}},
+	}}
+	yes, no := true, false
+	dep, _ := desiredDeployment(p, p.Spec.Replicas, labels, selector, pods, "")
+	tests := []struct {
+		name string
+		resp Response
+	}{
+		{"no children", Response{Status: webappv1.WebAppStatus{Phase: webappv1.PhasePending, Message: "<wait> & see"}}},
+		{"built and kept", Response{Status: webappv1.WebAppStatus{Replicas: 3}, Children: []runtime.Object{dep, desiredService(p, labels, pods), kept}}},
+		{"finalizing", Response{ResyncAfterSeconds: 5, Finalized: &no, Children: []runtime.Object{kept}}},
+		{"finalized", Response{ResyncAfterSeconds: 0.25, Finalized: &yes}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.resp.MarshalJSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref := struct {
+				Status             webappv1.WebAppStatus `json:"status"`
+				Children           []json.RawMessage     `json:"children"`
+				ResyncAfterSeconds float64               `json:"resyncAfterSeconds,omitempty"`
+				Finalized          *bool                 `json:"finalized,omitempty"`
+			}{Status: tt.resp.Status, Children: []json.RawMessage{}, ResyncAfterSeconds: tt.resp.ResyncAfterSeconds, Finalized: tt.resp.Finalized}
+			for _, c := range tt.resp.Children {
+				b, err := encodeChild(c, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ref.Children = append(ref.Children, b)
+			}
+			want, err := json.Marshal(ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("MarshalJSON =\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}
+
+// TestDeploymentJSON checks that a Deployment written from its spec's apply form, encoded once to
+// hash it, is byte for byte the Deployment pruned whole, with and without autoscaling (whose hash
+// leaves replicas out, so that the form is not reused), and that Sync hands that form on.
+func TestDeploymentJSON(t *testing.T) {
+	for _, autoscaling := range []bool{false, true} {
+		p := &Parent{Name: "hello", Namespace: "default", Spec: webappSpec()}
+		if autoscaling {
+			p.Spec.Autoscaling = &webappv1.Autoscaling{MaxReplicas: 5}
+		}
+		labels, selector, pods := podLabels(p, nil)
+		d, form := desiredDeployment(p, p.Spec.Replicas, labels, selector, pods, "cfg")
+		if (form == nil) != autoscaling {
+			t.Errorf("autoscaling %v: spec form %s; want one only without autoscaling", autoscaling, form)
+		}
+		want := prunedWhole(t, d)
+		for _, spec := range [][]byte{nil, form} {
+			got, err := deploymentJSON(d, spec)
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("autoscaling %v, spec form %v: deploymentJSON =\n%s, %v\nwant\n%s", autoscaling, spec != nil, got, err, want)
+			}
+		}
+		resp := Sync(&Request{Parent: *p}, time.Unix(0, 0))
+		if got := resp.spec != nil && resp.spec.deployment == resp.Children[0]; got == autoscaling {
+			t.Errorf("autoscaling %v: Sync hands on the spec form: %v; want %v", autoscaling, got, !autoscaling)
+		}
+	}
+	empty := &appsv1.Deployment{}
+	if got, err := deploymentJSON(empty, nil); err != nil || !bytes.Equal(got, prunedWhole(t, empty)) {
+		t.Errorf("deploymentJSON(empty) = %s, %v; want %s, as pruning the whole", got, err, prunedWhole(t, empty))
+	}
+}
+
+// prunedWhole is a Deployment's apply form pruned at once.
+func prunedWhole(t *testing.T, d *appsv1.Deployment) []byte {
+	t.Helper()
+	b, err := applyJSON(struct {
+		APIVersion string                `json:"apiVersion"`
+		Kind       string                `json:"kind"`
+		Metadata   metav1.ObjectMeta     `json:"metadata"`
+		Spec       appsv1.DeploymentSpec `json:"spec"`
+	}{d.APIVersion, d.Kind, d.ObjectMeta, d.Spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

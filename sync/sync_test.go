@@ -341,6 +341,32 @@ func TestSyncChildren(t *testing.T) {
 	})
 }
 
+// TestStatusSelector checks status.selector, which the scale subresource reports: the observed
+// Deployment's selector in string form, sorted by key, with matchExpressions too, and "" for a
+// selector that does not parse.
+func TestStatusSelector(t *testing.T) {
+	tests := []struct {
+		name     string
+		selector *metav1.LabelSelector
+		want     string
+	}{
+		{"matchLabels", &metav1.LabelSelector{MatchLabels: map[string]string{"z": "1", "a": "2"}}, "a=2,z=1"},
+		{"matchExpressions", &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}, MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"b", "a"}}}}, "app=web,tier in (a,b)"},
+		{"an operator that does not parse", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: "Near"}}}, ""},
+		{"empty", &metav1.LabelSelector{}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dep, _ := desired(t, webapp())
+			dep.Spec.Selector = tt.selector
+			st := sync.Sync(&sync.Request{Parent: webapp(), Children: []sync.Child{observe(t, dep, 1, nil)}}, now).Status
+			if st.Selector != tt.want {
+				t.Errorf("selector = %q; want %q", st.Selector, tt.want)
+			}
+		})
+	}
+}
+
 // TestSyncInvalidSpec checks that an invalid spec reports Invalid and keeps every child unchanged.
 func TestSyncInvalidSpec(t *testing.T) {
 	dep, svc := desired(t, webapp())
