@@ -151,8 +151,12 @@ func hashJSON(b []byte) string {
 // when drop is not "". It reads the bytes directly rather than through a tokenizer:
 // BenchmarkPrune measures it 5 times faster than jsontext, on a Deployment's apply form. A value
 // it cannot read is an error.
+//
+// It prunes in place: the result shares in's array, and in is overwritten. That is safe because
+// what it writes never gets ahead of what it has read: every byte written stands for one read
+// before it. Its callers prune what they have just encoded, which saves an allocation each.
 func pruneJSON(in []byte, drop string) ([]byte, error) {
-	out, end, _, err := pruneValue(in, 0, make([]byte, 0, len(in)), drop)
+	out, end, _, err := pruneValue(in, 0, in[:0], drop)
 	if err == nil && end != len(in) {
 		err = fmt.Errorf("prune JSON: unexpected byte %q at %d", in[end], end)
 	}
