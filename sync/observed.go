@@ -92,7 +92,7 @@ var builtKinds = map[string]func(decode func(any) error) (Child, error){
 		return c, err
 	},
 	"Service.v1": func(decode func(any) error) (Child, error) {
-		var w observedWire[struct{}, struct{}]
+		var w observedWire[skipped, skipped]
 		err := decode(&w)
 		return w.child(), err
 	},
@@ -111,12 +111,12 @@ var builtKinds = map[string]func(decode func(any) error) (Child, error){
 		return c, err
 	},
 	"PodDisruptionBudget.policy/v1": func(decode func(any) error) (Child, error) {
-		var w observedWire[struct{}, struct{}]
+		var w observedWire[skipped, skipped]
 		err := decode(&w)
 		return w.child(), err
 	},
 	"HorizontalPodAutoscaler.autoscaling/v2": func(decode func(any) error) (Child, error) {
-		var w observedWire[struct{}, ObservedAutoscaler]
+		var w observedWire[skipped, ObservedAutoscaler]
 		err := decode(&w)
 		c := w.child()
 		c.Autoscaler = &w.Status
@@ -136,6 +136,9 @@ type observedWire[Spec, Status any] struct {
 		Annotations struct {
 			SpecHash string `json:"webapp.example.com/spec-hash"` // AnnotationSpecHash
 		} `json:"annotations"`
+		Labels          skipped `json:"labels"`
+		ManagedFields   skipped `json:"managedFields"`
+		OwnerReferences skipped `json:"ownerReferences"`
 	} `json:"metadata"`
 	Spec   Spec   `json:"spec"`
 	Status Status `json:"status"`
@@ -150,11 +153,13 @@ func (w *observedWire[Spec, Status]) child() Child {
 type deploymentSpecWire struct {
 	Replicas *int32                `json:"replicas"`
 	Selector *metav1.LabelSelector `json:"selector"`
+	Strategy skipped               `json:"strategy"`
 	Template struct {
 		Metadata struct {
 			Annotations struct {
 				ConfigHash string `json:"webapp.example.com/config-hash"` // AnnotationConfigHash
 			} `json:"annotations"`
 		} `json:"metadata"`
+		Spec skipped `json:"spec"`
 	} `json:"template"`
 }
