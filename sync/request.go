@@ -288,7 +288,7 @@ func DecodeRequest(body []byte) (*Request, error) {
 // winning, and a child's namespace defaults to the parent's.
 func children(body []byte, groups map[string]map[string]wireChild, namespace string) []Child {
 	var out []Child
-	seen := map[string]int{} // identity to index in out
+	seen := map[childKey]int{} // identity to index in out
 	for _, group := range sortedKeys(groups) {
 		for _, key := range sortedKeys(groups[group]) {
 			w := groups[group][key]
@@ -299,11 +299,12 @@ func children(body []byte, groups map[string]map[string]wireChild, namespace str
 			if c.Namespace == "" {
 				c.Namespace = namespace
 			}
-			if i, ok := seen[c.identity()]; ok {
+			id := childKey{c.APIVersion, c.Kind, c.Namespace, c.Name}
+			if i, ok := seen[id]; ok {
 				out[i] = c
 				continue
 			}
-			seen[c.identity()] = len(out)
+			seen[id] = len(out)
 			out = append(out, c)
 		}
 	}
@@ -320,12 +321,8 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// identity names a child by apiVersion, kind, namespace and name.
-func (c *Child) identity() string { return childID(c.APIVersion, c.Kind, c.Namespace, c.Name) }
-
-func childID(apiVersion, kind, namespace, name string) string {
-	return kind + "." + apiVersion + " " + namespace + "/" + name
-}
+// childKey identifies a child: apiVersion, kind, namespace and name.
+type childKey struct{ apiVersion, kind, namespace, name string }
 
 func (c *Child) isDeployment() bool { return c.Deployment != nil }
 func (c *Child) isService() bool    { return c.Built && c.Kind == "Service" }
@@ -428,26 +425,43 @@ type wireStatus struct{ conditions []metav1.Condition }
 // UnmarshalJSONFrom implements json/v2's UnmarshalerFrom.
 func (w *wireStatus) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	*w = wireStatus{}
-	v, err := dec.ReadValue()
-	if err != nil || v.Kind() != '{' {
-		return err
+	if dec.PeekKind() != '{' {
+		return skipValue(dec)
 	}
 	var s struct {
-		Conditions []struct {
-			Type               string                 `json:"type"`
-			Status             metav1.ConditionStatus `json:"status"`
-			LastTransitionTime string                 `json:"lastTransitionTime"`
-		} `json:"conditions"`
+		Conditions wireConditions `json:"conditions"`
 	}
-	if jsonv2.Unmarshal(v, &s, decodeOptions) != nil {
+	if err := jsonv2.UnmarshalDecode(dec, &s); err != nil {
+		return err // not JSON: a wrong type is never an error here
+	}
+	w.conditions = s.Conditions
+	return nil
+}
+
+// wireConditions is wireStatus's conditions: nil when they do not fit.
+type wireConditions []metav1.Condition
+
+// UnmarshalJSONFrom implements json/v2's UnmarshalerFrom.
+func (w *wireConditions) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	*w = nil
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	var conditions []struct {
+		Type               string                 `json:"type"`
+		Status             metav1.ConditionStatus `json:"status"`
+		LastTransitionTime string                 `json:"lastTransitionTime"`
+	}
+	if jsonv2.Unmarshal(v, &conditions, decodeOptions) != nil {
 		return nil
 	}
-	for _, c := range s.Conditions {
+	for _, c := range conditions {
 		var at metav1.Time
 		if t, err := time.Parse(time.RFC3339, c.LastTransitionTime); err == nil {
 			at = metav1.NewTime(t.Local()) // as metav1.Time decodes it
 		}
-		w.conditions = append(w.conditions, metav1.Condition{Type: c.Type, Status: c.Status, LastTransitionTime: at})
+		*w = append(*w, metav1.Condition{Type: c.Type, Status: c.Status, LastTransitionTime: at})
 	}
 	return nil
 }

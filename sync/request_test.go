@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -552,5 +553,43 @@ func TestDecodeRequestDoesNotAlias(t *testing.T) {
 		if after := asJSON(t, got); after != before {
 			t.Errorf("%s: the decoded request changed when its body was overwritten", filepath.Base(r.file))
 		}
+	}
+}
+
+// TestDecodeRequestPreviousConditions checks that the WebApp's previous conditions are read for
+// their lastTransitionTime, and leniently: a status the hook cannot read is never an error, it
+// only means the times start afresh.
+func TestDecodeRequestPreviousConditions(t *testing.T) {
+	at := time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name   string
+		status string
+		want   []metav1.Condition
+	}{
+		{"conditions", `{"phase": "Ready", "conditions": [{"type": "Ready", "status": "True", "reason": "RolloutComplete", "lastTransitionTime": "2026-11-01T08:00:00Z"}], "message": {}}`,
+			[]metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(at)}}},
+		{"a time that does not parse", `{"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "yesterday"}]}`,
+			[]metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue}}},
+		{"conditions of the wrong type", `{"conditions": {"type": "Ready"}}`, nil},
+		{"a condition of the wrong type", `{"conditions": [{"type": 7}]}`, nil},
+		{"status not an object", `"Ready"`, nil},
+		{"null", `null`, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := sync.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "a", "namespace": "n"}, "spec": {"image": "nginx"}, "status": ` + tt.status + `}}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := req.Parent.Conditions
+			if len(got) != len(tt.want) {
+				t.Fatalf("conditions = %+v; want %+v", got, tt.want)
+			}
+			for i := range got {
+				if got[i].Type != tt.want[i].Type || got[i].Status != tt.want[i].Status || !got[i].LastTransitionTime.Equal(&tt.want[i].LastTransitionTime) {
+					t.Errorf("condition %d = %+v; want %+v", i, got[i], tt.want[i])
+				}
+			}
+		})
 	}
 }
