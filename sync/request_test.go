@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -341,6 +342,44 @@ func TestDecodeRequestRaw(t *testing.T) {
 	for _, c := range req.Children {
 		if want := children[c.Kind+"."+c.APIVersion]; string(c.Raw) != want {
 			t.Errorf("%s Raw = %s; want %s", c.Kind, c.Raw, want)
+		}
+	}
+}
+
+// TestDecodeRequestViews checks that the views of observed children carry the fields the decision
+// reads, the annotations included, whose names the views spell out in their struct tags.
+func TestDecodeRequestViews(t *testing.T) {
+	dep := `{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "hello", "generation": 3, "annotations": {"` + sync.AnnotationSpecHash + `": "abc", "other": "x"}},
+		"spec": {"replicas": 2, "selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"annotations": {"` + sync.AnnotationConfigHash + `": "def"}}}},
+		"status": {"observedGeneration": 3, "replicas": 2, "updatedReplicas": 2, "readyReplicas": 1, "availableReplicas": 1, "terminatingReplicas": 1,
+			"conditions": [{"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable", "message": "done", "lastUpdateTime": "2026-11-01T08:00:00Z"}]}}`
+	hpa := `{"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "hello"}, "status": {"desiredReplicas": 4, "conditions": [{"type": "AbleToScale", "status": "True"}]}}`
+	ing := `{"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "hello"}, "spec": {"rules": [{"host": "a.example.com"}], "tls": [{"hosts": ["a.example.com"]}]}, "status": {"loadBalancer": {"ingress": [{"ip": "10.0.0.1"}]}}}`
+	req, err := sync.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "hello", "namespace": "n"}, "spec": {"image": "nginx"}}, "children": {
+		"Deployment.apps/v1": {"n/hello": ` + dep + `}, "HorizontalPodAutoscaler.autoscaling/v2": {"n/hello": ` + hpa + `}, "Ingress.networking.k8s.io/v1": {"n/hello": ` + ing + `}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range req.Children {
+		var got, want any
+		switch c.Kind {
+		case "Deployment":
+			one, two := int32(1), int32(2)
+			got, want = c.Deployment, &sync.ObservedDeployment{Name: "hello", Generation: 3, SpecHash: "abc", Replicas: &two,
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}, ConfigHash: "def",
+				Status: sync.ObservedDeploymentStatus{ObservedGeneration: 3, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 1, AvailableReplicas: 1, TerminatingReplicas: &one,
+					Conditions: []sync.ObservedCondition{{Type: "Progressing", Status: "True", Reason: "NewReplicaSetAvailable", Message: "done"}}}}
+		case "HorizontalPodAutoscaler":
+			got, want = c.Autoscaler, &sync.ObservedAutoscaler{DesiredReplicas: 4, Conditions: []sync.ObservedCondition{{Type: "AbleToScale", Status: "True"}}}
+		case "Ingress":
+			got, want = c.Ingress, &sync.ObservedIngress{Rules: []networkingv1.IngressRule{{Host: "a.example.com"}}, TLS: []networkingv1.IngressTLS{{Hosts: []string{"a.example.com"}}},
+				LoadBalancer: []networkingv1.IngressLoadBalancerIngress{{IP: "10.0.0.1"}}}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s view =\n%+v\nwant\n%+v", c.Kind, got, want)
+		}
+		if !c.Built {
+			t.Errorf("%s: Built = false; want true for a kind the hook builds", c.Kind)
 		}
 	}
 }
