@@ -17,6 +17,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
+	jsonv2 "github.com/go-json-experiment/json"
 )
 
 // Labels, names and annotations the hook puts on its children.
@@ -404,17 +405,23 @@ func keptObject(c *Child) map[string]any {
 	return out
 }
 
-// lastApplied reads the configuration Metacontroller last applied to a child.
+// lastApplied reads the configuration Metacontroller last applied to a child, "" when it has none.
+// Only that annotation is decoded: the rest of the child is passed over.
 func lastApplied(c *Child) string {
 	var obj struct {
 		Metadata struct {
-			Annotations map[string]string `json:"annotations"`
+			Annotations struct {
+				LastApplied string `json:"metacontroller.k8s.io/last-applied-configuration"` // AnnotationLastApplied
+			} `json:"annotations"`
+			ManagedFields skipped `json:"managedFields"`
 		} `json:"metadata"`
+		Spec   skipped `json:"spec"`
+		Status skipped `json:"status"`
 	}
-	if utiljson.Unmarshal(c.Raw, &obj) != nil {
+	if jsonv2.Unmarshal(c.Raw, &obj, decodeOptions) != nil {
 		return ""
 	}
-	return obj.Metadata.Annotations[AnnotationLastApplied]
+	return obj.Metadata.Annotations.LastApplied
 }
 
 // observedObject returns a child as observed, as a JSON object.
