@@ -442,6 +442,7 @@ func TestIsImageReference(t *testing.T) {
 		{"nginx@sha256:short", false},
 		{"app:" + strings.Repeat("a", 129), false},
 		{strings.Repeat("a", 256), false},
+		{strings.Repeat("a", 255) + ":" + strings.Repeat("t", 100), true}, // the bound is on the name, not the tag
 	}
 	for _, tt := range tests {
 		t.Run(tt.ref, func(t *testing.T) {

@@ -455,8 +455,8 @@ const maxImageNameLength = 255
 // "nginx:1.27", "registry.example.com:5000/team/app@sha256:<64 hex>". Upper-case repository
 // paths, spaces and empty tags are not valid.
 func IsImageReference(s string) bool {
-	m := imageReference.FindStringSubmatch(s)
-	return m != nil && len(m[1]) <= maxImageNameLength
+	m := imageReference.FindStringSubmatchIndex(s) // the name's bounds, without copying it
+	return m != nil && m[3]-m[2] <= maxImageNameLength
 }
 
 // quoteText renders a message from elsewhere (the kubelet, the scheduler) for a status, cut to
