@@ -17,8 +17,6 @@ import (
 
 // ObservedDeployment is what the decision reads of an observed Deployment.
 type ObservedDeployment struct {
-	// Name is the Deployment's metadata.name.
-	Name string
 	// Generation is metadata.generation.
 	Generation int64
 	// SpecHash is its AnnotationSpecHash annotation, "" when it has none.
@@ -81,7 +79,6 @@ var builtKinds = map[string]func(decode func(any) error) (Child, error){
 		err := decode(&w)
 		c := w.child()
 		c.Deployment = &ObservedDeployment{
-			Name:       w.Metadata.Name,
 			Generation: w.Metadata.Generation,
 			SpecHash:   w.Metadata.Annotations.SpecHash,
 			Replicas:   w.Spec.Replicas,
@@ -91,11 +88,7 @@ var builtKinds = map[string]func(decode func(any) error) (Child, error){
 		}
 		return c, err
 	},
-	"Service.v1": func(decode func(any) error) (Child, error) {
-		var w observedWire[skipped, skipped]
-		err := decode(&w)
-		return w.child(), err
-	},
+	"Service.v1": identityOnly,
 	"Ingress.networking.k8s.io/v1": func(decode func(any) error) (Child, error) {
 		var w observedWire[struct {
 			Rules []networkingv1.IngressRule `json:"rules"`
@@ -110,11 +103,7 @@ var builtKinds = map[string]func(decode func(any) error) (Child, error){
 		c.Ingress = &ObservedIngress{Rules: w.Spec.Rules, TLS: w.Spec.TLS, LoadBalancer: w.Status.LoadBalancer.Ingress}
 		return c, err
 	},
-	"PodDisruptionBudget.policy/v1": func(decode func(any) error) (Child, error) {
-		var w observedWire[skipped, skipped]
-		err := decode(&w)
-		return w.child(), err
-	},
+	"PodDisruptionBudget.policy/v1": identityOnly,
 	"HorizontalPodAutoscaler.autoscaling/v2": func(decode func(any) error) (Child, error) {
 		var w observedWire[skipped, ObservedAutoscaler]
 		err := decode(&w)
@@ -122,6 +111,14 @@ var builtKinds = map[string]func(decode func(any) error) (Child, error){
 		c.Autoscaler = &w.Status
 		return c, err
 	},
+}
+
+// identityOnly decodes a child of a kind the hook builds of which the decision reads nothing but
+// its identity: a Service or a PodDisruptionBudget.
+func identityOnly(decode func(any) error) (Child, error) {
+	var w observedWire[skipped, skipped]
+	err := decode(&w)
+	return w.child(), err
 }
 
 // observedWire is an observed child of a kind the hook builds as it is decoded: its identity,

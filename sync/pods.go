@@ -18,15 +18,15 @@ const AnnotationRevision = "deployment.kubernetes.io/revision"
 var stuckReasons = []string{"InvalidImageName", "ErrImagePull", "ImagePullBackOff", "CreateContainerConfigError", "CreateContainerError", "CrashLoopBackOff"}
 
 // currentPods returns the pods of the current spec, by the best evidence the request holds:
-//   - with ReplicaSets sent, and Deployment d carrying the current spec (specApplied), the pods of
-//     d's newest ReplicaSet: the highest revision among those it controls, the one `kubectl
-//     rollout status` waits for. Those are the pods being rolled out now, while older ones may
-//     still serve; before d carries the current spec, no pod is of it;
+//   - with ReplicaSets sent, and the Deployment named deployment carrying the current spec
+//     (specApplied), the pods of its newest ReplicaSet: the highest revision among those it
+//     controls, the one `kubectl rollout status` waits for. Those are the pods being rolled out
+//     now, while older ones may still serve; before it carries the current spec, no pod is of it;
 //   - without ReplicaSets (a customize hook that does not ask for them), the pods whose app
 //     container runs the spec's image.
 //
 // Pods being deleted are left out.
-func currentPods(rel *Related, d *ObservedDeployment, specApplied bool, image string) []RelatedPod {
+func currentPods(rel *Related, deployment string, specApplied bool, image string) []RelatedPod {
 	var current []RelatedPod
 	if rel.Kinds[relatedReplicaSets] {
 		if !specApplied {
@@ -35,7 +35,7 @@ func currentPods(rel *Related, d *ObservedDeployment, specApplied bool, image st
 		newest, revision := "", -1
 		for _, rs := range rel.ReplicaSets {
 			owner := metav1.GetControllerOfNoCopy(&rs.ObjectMeta)
-			if owner == nil || owner.Kind != "Deployment" || owner.Name != d.Name {
+			if owner == nil || owner.Kind != "Deployment" || owner.Name != deployment {
 				continue
 			}
 			if r, err := strconv.Atoi(rs.Annotations[AnnotationRevision]); err == nil && r > revision {

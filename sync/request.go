@@ -419,7 +419,7 @@ func specErrors(raw jsontext.Value) error {
 // status the hook cannot read only means that lastTransitionTime starts afresh, so it is never an
 // error, and a time that does not parse counts as none. Of each condition only what condition()
 // reads is kept: its type, status and lastTransitionTime. Decoding them whole, with apimachinery's
-// time decoder, was a tenth of reading a request.
+// time decoder, was 8 % of reading a request.
 type wireStatus struct{ conditions []metav1.Condition }
 
 // UnmarshalJSONFrom implements json/v2's UnmarshalerFrom.

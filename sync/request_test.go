@@ -365,7 +365,7 @@ func TestDecodeRequestViews(t *testing.T) {
 		switch c.Kind {
 		case "Deployment":
 			one, two := int32(1), int32(2)
-			got, want = c.Deployment, &sync.ObservedDeployment{Name: "hello", Generation: 3, SpecHash: "abc", Replicas: &two,
+			got, want = c.Deployment, &sync.ObservedDeployment{Generation: 3, SpecHash: "abc", Replicas: &two,
 				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}, ConfigHash: "def",
 				Status: sync.ObservedDeploymentStatus{ObservedGeneration: 3, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 1, AvailableReplicas: 1, TerminatingReplicas: &one,
 					Conditions: []sync.ObservedCondition{{Type: "Progressing", Status: "True", Reason: "NewReplicaSetAvailable", Message: "done"}}}}
