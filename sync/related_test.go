@@ -454,3 +454,26 @@ func TestCustomize(t *testing.T) {
 		t.Errorf("customize answer = %s", b)
 	}
 }
+
+// TestChildInAnotherNamespace checks that a child named after the WebApp but in another namespace
+// is not taken for the WebApp's own: with a ConfigMap missing, the Deployment in the WebApp's
+// namespace is the one kept, and the other is kept as it is, once (the fuzzer found it kept twice).
+func TestChildInAnotherNamespace(t *testing.T) {
+	body := `{"parent": {"metadata": {"name": "hello", "namespace": "a"}, "spec": {"image": "nginx", "envFrom": [{"configMapRef": {"name": "cfg"}}]}},
+		"children": {"Deployment.apps/v1": {"b/hello": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "hello", "namespace": "b"}}}},
+		"related": {"ConfigMap.v1": {}}}`
+	req, err := sync.DecodeRequest([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := sync.Sync(req, now)
+	if err := hooktest.CheckResponse(req, resp); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(resp.Children); got != 1 {
+		t.Errorf("%d children; want the Deployment in namespace b kept once", got)
+	}
+	if got := resp.Status.Conditions[0].Reason; got != webappv1.ReasonConfigMapMissing {
+		t.Errorf("reason = %q; want %q", got, webappv1.ReasonConfigMapMissing)
+	}
+}

@@ -311,11 +311,12 @@ func isService(c *Child) bool    { return c.isService() }
 func isIngress(c *Child) bool    { return c.isIngress() }
 func isAutoscaler(c *Child) bool { return c.isAutoscaler() }
 
-// observed returns the observed child of a kind that is named after the WebApp, or nil.
+// observed returns the observed child of a kind that is named after the WebApp, in its
+// namespace, or nil: the child the hook builds of that kind (owned), and no other.
 func (r *Request) observed(kind func(*Child) bool) *Child {
 	for i := range r.Children {
 		c := &r.Children[i]
-		if kind(c) && c.Name == r.Parent.Name {
+		if kind(c) && owned(c, &r.Parent) {
 			return c
 		}
 	}
