@@ -137,10 +137,7 @@ func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, sel
 		withoutReplicas.Replicas = nil
 		hashed = &withoutReplicas
 	}
-	form, err := applyJSON(hashed)
-	if err != nil {
-		form = nil // never for a spec built here; SpecHash would say "" too
-	}
+	form := specForm(hashed)
 	d.Annotations = map[string]string{AnnotationSpecHash: hashJSON(form)}
 	if hashed != &d.Spec {
 		form = nil
@@ -366,7 +363,7 @@ func keptObject(c *Child) map[string]any {
 			return obj
 		}
 	}
-	observed, err := observedObject(c)
+	observed, err := decodeObject(c.Raw)
 	if err != nil {
 		// DecodeRequest has already decoded the child as an object; this cannot fail.
 		panic(fmt.Sprintf("decode observed %s %s: %v", c.Kind, c.Name, err))
@@ -423,9 +420,6 @@ func lastApplied(c *Child) string {
 	}
 	return obj.Metadata.Annotations.LastApplied
 }
-
-// observedObject returns a child as observed, as a JSON object.
-func observedObject(c *Child) (map[string]any, error) { return decodeObject(c.Raw) }
 
 // decodeObject decodes a JSON object as the apimachinery does for unstructured objects: keys
 // match exactly, and numbers become int64 when they are integers, float64 otherwise.

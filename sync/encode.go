@@ -132,12 +132,16 @@ func applyJSON(v any) ([]byte, error) {
 // SpecHash is a short, stable hash of a Deployment spec's apply form: encoding/json writes struct
 // fields in order and map keys sorted, so equal specs always hash alike. A spec that cannot be
 // encoded (never one the hook builds) hashes as "".
-func SpecHash(spec *appsv1.DeploymentSpec) string {
+func SpecHash(spec *appsv1.DeploymentSpec) string { return hashJSON(specForm(spec)) }
+
+// specForm is the apply form of a Deployment spec that SpecHash hashes, nil when it cannot be
+// encoded.
+func specForm(spec *appsv1.DeploymentSpec) []byte {
 	b, err := applyJSON(spec)
 	if err != nil {
-		return ""
+		return nil
 	}
-	return hashJSON(b)
+	return b
 }
 
 // hashJSON is SpecHash of a spec's apply form b, "" for nil.

@@ -76,9 +76,7 @@ func TestRelatedRequests(t *testing.T) {
 			req := relatedFixture(t, tt.file)
 			resp := checkedSync(t, req)
 			st := resp.Status
-			if st.Phase != tt.wantPhase || st.Conditions[0].Reason != tt.wantReason || !strings.Contains(st.Message, tt.wantMessage) {
-				t.Errorf("phase %q, reason %q, message %q; want %q, %q, %q", st.Phase, st.Conditions[0].Reason, st.Message, tt.wantPhase, tt.wantReason, tt.wantMessage)
-			}
+			checkReady(t, st, tt.wantPhase, tt.wantReason, tt.wantMessage)
 			if st.Restarts != tt.wantRestarts {
 				t.Errorf("restarts = %d; want %d", st.Restarts, tt.wantRestarts)
 			}
@@ -266,9 +264,7 @@ func TestDiagnosis(t *testing.T) {
 			req := withRelated(t, p, children, kinds, tt.objects...)
 			resp := checkedSync(t, req)
 			st := resp.Status
-			if st.Phase != tt.wantPhase || st.Conditions[0].Reason != tt.wantReason || !strings.Contains(st.Message, tt.wantMessage) {
-				t.Errorf("phase %q, reason %q, message %q; want %q, %q, %q", st.Phase, st.Conditions[0].Reason, st.Message, tt.wantPhase, tt.wantReason, tt.wantMessage)
-			}
+			checkReady(t, st, tt.wantPhase, tt.wantReason, tt.wantMessage)
 			if st.Restarts != tt.wantRestarts {
 				t.Errorf("restarts = %d; want %d", st.Restarts, tt.wantRestarts)
 			}
@@ -377,9 +373,7 @@ func TestConfig(t *testing.T) {
 				t.Errorf("config hash present = %v; want %v", got, tt.wantHash)
 			}
 			st := resp.Status
-			if st.Phase != tt.wantPhase || st.Conditions[0].Reason != tt.wantReason || !strings.Contains(st.Message, tt.wantMessage) {
-				t.Errorf("phase %q, reason %q, message %q; want %q, %q, %q", st.Phase, st.Conditions[0].Reason, st.Message, tt.wantPhase, tt.wantReason, tt.wantMessage)
-			}
+			checkReady(t, st, tt.wantPhase, tt.wantReason, tt.wantMessage)
 			if missing := tt.wantReason == webappv1.ReasonConfigMapMissing || tt.wantReason == webappv1.ReasonSecretMissing; missing == slices.Contains(names(t, resp.Children), "Deployment/hello") {
 				t.Errorf("children %v; want a Deployment exactly when nothing is missing", names(t, resp.Children))
 			}
@@ -475,5 +469,14 @@ func TestChildInAnotherNamespace(t *testing.T) {
 	}
 	if got := resp.Status.Conditions[0].Reason; got != webappv1.ReasonConfigMapMissing {
 		t.Errorf("reason = %q; want %q", got, webappv1.ReasonConfigMapMissing)
+	}
+}
+
+// checkReady checks a status's phase, its Ready condition's reason, and that its message contains
+// message.
+func checkReady(t *testing.T, st webappv1.WebAppStatus, phase webappv1.Phase, reason, message string) {
+	t.Helper()
+	if st.Phase != phase || st.Conditions[0].Reason != reason || !strings.Contains(st.Message, message) {
+		t.Errorf("phase %q, reason %q, message %q; want %q, %q, %q", st.Phase, st.Conditions[0].Reason, st.Message, phase, reason, message)
 	}
 }
