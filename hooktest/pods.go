@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,8 +13,8 @@ import (
 	"github.com/example/webapp-operator/sync"
 )
 
-// WithPods returns a copy of the hook request body with n running pods of the WebApp, and their
-// ReplicaSet, in related, filed as Metacontroller files them with a customize hook. Each pod is
+// WithPods returns a copy of the hook request body with n running pods of the WebApp, of one
+// ReplicaSet, in related, filed as Metacontroller files them with the hook's --pod-diagnosis. Each pod is
 // about 4.5 KB of JSON, as a pod of a real cluster is: metadata with managedFields, a spec with
 // the service account volume, a status with conditions. It is for benchmarks and load tests of
 // large requests.
@@ -30,25 +29,12 @@ func WithPods(body []byte, n int) ([]byte, error) {
 	image, _ := Field(parent, "spec", "image").(string)
 	created := metav1.NewTime(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
 	rsName := name + "-7894546c9c"
-	rs := appsv1.ReplicaSet{
-		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "ReplicaSet"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name: rsName, Namespace: namespace, UID: "3f1c8a8e-5b0e-4f4e-9a1d-7c2b6e0d9a11", CreationTimestamp: created,
-			Labels:          labels(name),
-			Annotations:     map[string]string{sync.AnnotationRevision: "1", "deployment.kubernetes.io/desired-replicas": fmt.Sprint(n), "deployment.kubernetes.io/max-replicas": fmt.Sprint(n + 1)},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: name, UID: "c1d2e3f4-0000-4000-8000-000000000001", Controller: ptr(true), BlockOwnerDeletion: ptr(true)}},
-		},
-		Status: appsv1.ReplicaSetStatus{Replicas: int32(n), ReadyReplicas: int32(n), AvailableReplicas: int32(n), FullyLabeledReplicas: int32(n), ObservedGeneration: 1},
-	}
 	pods := map[string]any{}
 	for i := range n {
 		p := pod(name, namespace, rsName, image, i, created)
 		pods[namespace+"/"+p.Name] = p
 	}
-	req["related"] = map[string]any{
-		"Pod.v1":             pods,
-		"ReplicaSet.apps/v1": map[string]any{namespace + "/" + rsName: rs},
-	}
+	req["related"] = map[string]any{"Pod.v1": pods}
 	return json.Marshal(req)
 }
 

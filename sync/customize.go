@@ -29,20 +29,30 @@ type RelatedResourceRule struct {
 	Names []string `json:"names,omitempty"`
 }
 
+// CustomizeOptions are the choices of an install that shape the customize answer.
+type CustomizeOptions struct {
+	// Pods asks for the WebApp's pods, to tell why pods of the current spec cannot start (the
+	// hook's --pod-diagnosis). Metacontroller then watches and caches every pod of the cluster,
+	// and matches each pod event against every WebApp: docs/performance.md gives the cost.
+	Pods bool
+}
+
 // Customize answers the customize hook for a WebApp. It depends only on the parent's name,
 // namespace and spec, as Metacontroller requires (it caches the answer by the WebApp's uid and
-// generation), and asks for:
-//   - its pods and its ReplicaSets, by the instance and managed-by labels its pod template always
-//     carries, in its namespace: to tell why pods of the current spec cannot start;
+// generation), and on opts, and asks for:
+//   - with opts.Pods, its pods, by the instance and managed-by labels its pod template always
+//     carries, in its namespace;
 //   - by name, the ConfigMaps and Secrets its spec references (env[].valueFrom, envFrom, volumes),
 //     in its namespace: to roll the pods when their data changes, and to notice a missing one.
 //
-// A spec that did not decode references nothing; the pods and ReplicaSets are still asked for.
-func Customize(p *Parent) CustomizeResponse {
-	selector := &metav1.LabelSelector{MatchLabels: map[string]string{LabelInstance: p.Name, LabelManagedBy: ManagedBy}}
-	rules := []RelatedResourceRule{
-		{APIVersion: "v1", Resource: "pods", Namespace: p.Namespace, LabelSelector: selector},
-		{APIVersion: "apps/v1", Resource: "replicasets", Namespace: p.Namespace, LabelSelector: selector},
+// A spec that did not decode references nothing; the pods are still asked for with opts.Pods.
+// RelatedResources is empty, never nil, when nothing is asked for: Metacontroller then watches
+// nothing for the WebApp.
+func Customize(p *Parent, opts CustomizeOptions) CustomizeResponse {
+	rules := []RelatedResourceRule{}
+	if opts.Pods {
+		selector := &metav1.LabelSelector{MatchLabels: map[string]string{LabelInstance: p.Name, LabelManagedBy: ManagedBy}}
+		rules = append(rules, RelatedResourceRule{APIVersion: "v1", Resource: "pods", Namespace: p.Namespace, LabelSelector: selector})
 	}
 	if p.SpecError != nil {
 		return CustomizeResponse{RelatedResources: rules}

@@ -3,58 +3,66 @@ package sync
 import (
 	"fmt"
 	"slices"
-	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// AnnotationRevision is the revision the Deployment controller gives each of a Deployment's
-// ReplicaSets; the highest is the current one.
-const AnnotationRevision = "deployment.kubernetes.io/revision"
-
 // stuckReasons are the container waiting reasons that mean a pod cannot start by itself, in the
 // order the status names them when pods are stuck for several.
 var stuckReasons = []string{"InvalidImageName", "ErrImagePull", "ImagePullBackOff", "CreateContainerConfigError", "CreateContainerError", "CrashLoopBackOff"}
 
-// currentPods returns the pods of the current spec, by the best evidence the request holds:
-//   - with ReplicaSets sent, and the Deployment named deployment carrying the current spec
-//     (specApplied), the pods of its newest ReplicaSet: the highest revision among those it
-//     controls, the one `kubectl rollout status` waits for. Those are the pods being rolled out
-//     now, while older ones may still serve; before it carries the current spec, no pod is of it;
-//   - without ReplicaSets (a customize hook that does not ask for them), the pods whose app
-//     container runs the spec's image.
+// currentPods returns the pods of the current spec, from the pods and the observed Deployment
+// alone, so that Metacontroller need not watch every ReplicaSet of the cluster for it:
+//   - a current pod runs the spec's image in its app container;
+//   - once the Deployment carries the current spec (specApplied) and its controller has seen it
+//     (status.observedGeneration), its Progressing condition names the ReplicaSet of that spec
+//     (newReplicaSet), and a current pod is also one of that ReplicaSet's. Pods of an older spec
+//     with the same image, which only the ReplicaSet tells apart, are then left out too.
 //
 // Pods being deleted are left out.
-func currentPods(rel *Related, deployment string, specApplied bool, image string) []RelatedPod {
+func currentPods(rel *Related, d *ObservedDeployment, deployment string, specApplied bool, image string) []RelatedPod {
+	rs := ""
+	if specApplied {
+		rs = newReplicaSet(d, deployment)
+	}
 	var current []RelatedPod
-	if rel.Kinds[relatedReplicaSets] {
-		if !specApplied {
-			return nil
+	for _, p := range rel.Pods {
+		if p.DeletionTimestamp != nil || p.Images[ContainerName] != image {
+			continue
 		}
-		newest, revision := "", -1
-		for _, rs := range rel.ReplicaSets {
-			owner := metav1.GetControllerOfNoCopy(&rs.ObjectMeta)
-			if owner == nil || owner.Kind != "Deployment" || owner.Name != deployment {
+		if rs != "" {
+			if owner := metav1.GetControllerOfNoCopy(&p.ObjectMeta); owner == nil || owner.Kind != "ReplicaSet" || owner.Name != rs {
 				continue
 			}
-			if r, err := strconv.Atoi(rs.Annotations[AnnotationRevision]); err == nil && r > revision {
-				newest, revision = rs.Name, r
-			}
 		}
-		for _, p := range rel.Pods {
-			if owner := metav1.GetControllerOfNoCopy(&p.ObjectMeta); owner != nil && owner.Kind == "ReplicaSet" && owner.Name == newest && p.DeletionTimestamp == nil {
-				current = append(current, p)
-			}
-		}
-		return current
-	}
-	for _, p := range rel.Pods {
-		if p.Images[ContainerName] == image && p.DeletionTimestamp == nil {
-			current = append(current, p)
-		}
+		current = append(current, p)
 	}
 	return current
+}
+
+// newReplicaSet returns the name of the ReplicaSet of Deployment deployment for its current spec, as its
+// Progressing condition names it, or "" when the Deployment does not say. The Deployment
+// controller writes that condition's message with the ReplicaSet's name quoted
+// (`ReplicaSet "web-5d8c7" is progressing.`, `Created new replica set "web-5d8c7"`, …) in the
+// same status write that sets observedGeneration; a name not of the form <deployment>-<hash> is
+// not taken.
+func newReplicaSet(d *ObservedDeployment, deployment string) string {
+	if d.Status.ObservedGeneration != d.Generation {
+		return ""
+	}
+	for _, c := range d.Status.Conditions {
+		if c.Type != "Progressing" {
+			continue
+		}
+		_, rest, ok := strings.Cut(c.Message, `"`)
+		name, _, closed := strings.Cut(rest, `"`)
+		if ok && closed && strings.HasPrefix(name, deployment+"-") && len(name) > len(deployment)+1 {
+			return name
+		}
+	}
+	return ""
 }
 
 // podTrouble says why pods of the current spec cannot start.

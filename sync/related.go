@@ -9,7 +9,6 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -24,8 +23,6 @@ type Related struct {
 	Kinds map[string]bool
 	// Pods are the WebApp's pods, sorted by name.
 	Pods []RelatedPod
-	// ReplicaSets are the WebApp's ReplicaSets, sorted by name.
-	ReplicaSets []RelatedReplicaSet
 	// Config has one entry per ConfigMap or Secret sent: a digest of its data keyed with its uid
 	// (configDigest). The data itself is never kept.
 	Config map[ConfigRef]string
@@ -54,17 +51,9 @@ type RelatedPod struct {
 	Status corev1.PodStatus
 }
 
-// RelatedReplicaSet is what the decision reads of one of the WebApp's ReplicaSets: its metadata
-// (owner and revision) and its status.
-type RelatedReplicaSet struct {
-	metav1.ObjectMeta
-	Status appsv1.ReplicaSetStatus
-}
-
 // The related kinds the hook reads.
 const (
 	relatedPods        = "Pod.v1"
-	relatedReplicaSets = "ReplicaSet.apps/v1"
 	relatedConfigMaps  = "ConfigMap.v1"
 	relatedSecrets     = "Secret.v1"
 )
@@ -73,7 +62,6 @@ const (
 // decision reads; objects of other kinds are skipped.
 type wireRelated struct {
 	pod        *RelatedPod
-	replicaSet *RelatedReplicaSet
 	config     *ConfigRef
 	digest     string
 	namespace  string
@@ -108,16 +96,6 @@ func (w *wireRelated) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 			w.pod.Images[c.Name] = c.Image
 		}
 		w.namespace = p.Metadata.Namespace
-	case relatedReplicaSets:
-		var rs struct {
-			Metadata metav1.ObjectMeta       `json:"metadata"`
-			Status   appsv1.ReplicaSetStatus `json:"status"`
-		}
-		if err := jsonv2.UnmarshalDecode(dec, &rs, relatedOptions); err != nil {
-			return err
-		}
-		w.replicaSet = &RelatedReplicaSet{ObjectMeta: rs.Metadata, Status: rs.Status}
-		w.namespace = rs.Metadata.Namespace
 	case relatedConfigMaps, relatedSecrets:
 		var c struct {
 			Kind     string `json:"kind"`
@@ -177,14 +155,11 @@ func related(groups map[string]map[string]wireRelated, namespace string) Related
 			switch {
 			case w.pod != nil:
 				r.Pods = append(r.Pods, *w.pod)
-			case w.replicaSet != nil:
-				r.ReplicaSets = append(r.ReplicaSets, *w.replicaSet)
 			case w.config != nil:
 				r.Config[*w.config] = w.digest
 			}
 		}
 	}
 	sort.Slice(r.Pods, func(i, j int) bool { return r.Pods[i].Name < r.Pods[j].Name })
-	sort.Slice(r.ReplicaSets, func(i, j int) bool { return r.ReplicaSets[i].Name < r.ReplicaSets[j].Name })
 	return r
 }

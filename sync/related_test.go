@@ -47,10 +47,9 @@ func configHashOf(resp sync.Response) string {
 func TestRelatedRequests(t *testing.T) {
 	t.Run("01 customize", func(t *testing.T) {
 		req := relatedFixture(t, "01-customize.json")
-		got := asJSON(t, sync.Customize(&req.Parent))
+		got := asJSON(t, sync.Customize(&req.Parent, sync.CustomizeOptions{Pods: true}))
 		want := asJSON(t, sync.CustomizeResponse{RelatedResources: []sync.RelatedResourceRule{
 			{APIVersion: "v1", Resource: "pods", Namespace: "default", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{sync.LabelInstance: "hello", sync.LabelManagedBy: sync.ManagedBy}}},
-			{APIVersion: "apps/v1", Resource: "replicasets", Namespace: "default", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{sync.LabelInstance: "hello", sync.LabelManagedBy: sync.ManagedBy}}},
 			{APIVersion: "v1", Resource: "configmaps", Namespace: "default", Names: []string{"app-config"}},
 			{APIVersion: "v1", Resource: "secrets", Namespace: "default", Names: []string{"app-secret"}},
 		}})
@@ -131,22 +130,6 @@ func pod(name, rs string, s int, image string, status corev1.ContainerStatus, co
 	return m
 }
 
-// replicaSet is one of the Deployment's ReplicaSets, at a revision.
-func replicaSet(name string, revision int) map[string]any {
-	rs := appsv1.ReplicaSet{
-		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "ReplicaSet"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name: name, Namespace: "default", UID: types.UID("uid-" + name),
-			Annotations:     map[string]string{sync.AnnotationRevision: fmt.Sprint(revision)},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "hello", UID: "uid-hello", Controller: ptr(true)}},
-		},
-	}
-	var m map[string]any
-	b, _ := json.Marshal(rs)
-	json.Unmarshal(b, &m)
-	return m
-}
-
 // configObject is a ConfigMap or Secret as the apiserver shows it.
 func configObject(kind, name, uid string, data map[string]string, labels map[string]string) map[string]any {
 	return map[string]any{
@@ -194,14 +177,14 @@ func withRelated(t *testing.T, p sync.Parent, children []json.RawMessage, kinds 
 }
 
 // applied is what the apiserver shows of an answer's children once applied, the Deployment with
-// its pods running (status).
-func applied(t *testing.T, resp sync.Response, replicas int32) []json.RawMessage {
+// its pods running (status) and the given conditions.
+func applied(t *testing.T, resp sync.Response, replicas int32, conds ...appsv1.DeploymentCondition) []json.RawMessage {
 	t.Helper()
 	var out []json.RawMessage
 	for _, c := range resp.Children {
 		var status any
 		if _, ok := c.(*appsv1.Deployment); ok {
-			status = depStatus(1, replicas, replicas, 0, 0)
+			status = depStatus(1, replicas, replicas, 0, 0, conds...)
 		}
 		out = append(out, observe(t, c, 1, status).Raw)
 	}
@@ -213,8 +196,11 @@ func applied(t *testing.T, resp sync.Response, replicas int32) []json.RawMessage
 // the status recovers with the pods.
 func TestDiagnosis(t *testing.T) {
 	p := webapp(func(p *sync.Parent) { p.Spec.Image = "registry.example.com/app:v2" })
-	kinds := []string{"Pod.v1", "ReplicaSet.apps/v1"}
-	children := applied(t, sync.Sync(&sync.Request{Parent: p}, now), 3)
+	kinds := []string{"Pod.v1"}
+	// The Deployment controller names the ReplicaSet of the current spec in its Progressing
+	// condition; the pods of that ReplicaSet are the current ones.
+	progressing := appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "ReplicaSetUpdated", Message: `ReplicaSet "hello-new" is progressing.`}
+	children := applied(t, sync.Sync(&sync.Request{Parent: p}, now), 3, progressing)
 	running := corev1.ContainerStatus{Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
 	waiting := func(reason, message string) corev1.ContainerStatus {
 		return corev1.ContainerStatus{State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message}}}
@@ -226,7 +212,7 @@ func TestDiagnosis(t *testing.T) {
 	crashingLater.RestartCount = 5
 	crashingLater.State.Waiting = &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 1m20s restarting failed container=app pod=hello-new-1_default(uid)"}
 	unschedulable := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, Message: "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."}
-	old := []map[string]any{replicaSet("hello-old", 1), pod("hello-old-1", "hello-old", 1, "registry.example.com/app:v1", running), pod("hello-old-2", "hello-old", 2, "registry.example.com/app:v1", running)}
+	old := []map[string]any{pod("hello-old-1", "hello-old", 1, "registry.example.com/app:v1", running), pod("hello-old-2", "hello-old", 2, "registry.example.com/app:v1", running)}
 	pull := waiting("ImagePullBackOff", `Back-off pulling image "registry.example.com/app:v2": ErrImagePull: failed to pull and unpack image "registry.example.com/app:v2": not found`)
 	tests := []struct {
 		name         string
@@ -236,27 +222,27 @@ func TestDiagnosis(t *testing.T) {
 		wantMessage  string
 		wantRestarts int32
 	}{
-		{"image pull back-off beside old pods still serving", append(slices.Clone(old), replicaSet("hello-new", 2), pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", pull)),
+		{"image pull back-off beside old pods still serving", append(slices.Clone(old), pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", pull)),
 			webappv1.PhaseDegraded, "ImagePullBackOff", `1 of 1 current pod cannot start: ImagePullBackOff: Back-off pulling image "registry.example.com/app:v2": ErrImagePull: failed to pu….`, 0},
-		{"2 of 3 new pods cannot pull", []map[string]any{replicaSet("hello-new", 2), pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", pull), pod("hello-new-2", "hello-new", 11, "registry.example.com/app:v2", pull), pod("hello-new-3", "hello-new", 12, "registry.example.com/app:v2", running)},
+		{"2 of 3 new pods cannot pull", []map[string]any{pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", pull), pod("hello-new-2", "hello-new", 11, "registry.example.com/app:v2", pull), pod("hello-new-3", "hello-new", 12, "registry.example.com/app:v2", running)},
 			webappv1.PhaseDegraded, "ImagePullBackOff", "2 of 3 current pods cannot start: ImagePullBackOff", 0},
-		{"invalid image name", []map[string]any{replicaSet("hello-new", 2), pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", waiting("InvalidImageName", `couldn't parse image name "registry.example.com/app:v2": invalid reference format`))},
+		{"invalid image name", []map[string]any{pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", waiting("InvalidImageName", `couldn't parse image name "registry.example.com/app:v2": invalid reference format`))},
 			webappv1.PhaseDegraded, "InvalidImageName", "InvalidImageName: couldn't parse image name", 0},
-		{"err image pull", []map[string]any{replicaSet("hello-new", 2), pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", waiting("ErrImagePull", "rpc error: code = NotFound"))},
+		{"err image pull", []map[string]any{pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", waiting("ErrImagePull", "rpc error: code = NotFound"))},
 			webappv1.PhaseDegraded, "ErrImagePull", "ErrImagePull: rpc error: code = NotFound.", 0},
-		{"crash loop: the last exit, not the back-off", []map[string]any{replicaSet("hello-new", 2), pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", crashing)},
+		{"crash loop: the last exit, not the back-off", []map[string]any{pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", crashing)},
 			webappv1.PhaseDegraded, "CrashLoopBackOff", "1 of 1 current pod cannot start: CrashLoopBackOff: container app exited with code 1 (Error).", 4},
-		{"a missing key in a ConfigMap", []map[string]any{replicaSet("hello-new", 2), pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", waiting("CreateContainerConfigError", `couldn't find key LEVEL in ConfigMap default/app-config`))},
+		{"a missing key in a ConfigMap", []map[string]any{pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", waiting("CreateContainerConfigError", `couldn't find key LEVEL in ConfigMap default/app-config`))},
 			webappv1.PhaseDegraded, "CreateContainerConfigError", "couldn't find key LEVEL in ConfigMap default/app-config.", 0},
-		{"create container error", []map[string]any{replicaSet("hello-new", 2), pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", waiting("CreateContainerError", "context deadline exceeded"))},
+		{"create container error", []map[string]any{pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", waiting("CreateContainerError", "context deadline exceeded"))},
 			webappv1.PhaseDegraded, "CreateContainerError", "CreateContainerError: context deadline exceeded.", 0},
-		{"unschedulable", []map[string]any{replicaSet("hello-new", 2), pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", corev1.ContainerStatus{}, unschedulable)},
+		{"unschedulable", []map[string]any{pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", corev1.ContainerStatus{}, unschedulable)},
 			webappv1.PhaseDegraded, "Unschedulable", "Unschedulable: 0/3 nodes are available: 3 Insufficient cpu.", 0},
-		{"stuck old pods are not the new pods' problem", []map[string]any{replicaSet("hello-old", 1), pod("hello-old-1", "hello-old", 1, "registry.example.com/app:v1", crashing), replicaSet("hello-new", 2), pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", running)},
+		{"stuck old pods are not the new pods' problem", []map[string]any{pod("hello-old-1", "hello-old", 1, "registry.example.com/app:v1", crashing), pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", running)},
 			webappv1.PhaseProgressing, webappv1.ReasonRolloutInProgress, "Rollout in progress", 0},
-		{"recovered", []map[string]any{replicaSet("hello-new", 2), pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", running)},
+		{"recovered", []map[string]any{pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", running)},
 			webappv1.PhaseProgressing, webappv1.ReasonRolloutInProgress, "Rollout in progress", 0},
-		{"several reasons: the most common one", []map[string]any{replicaSet("hello-new", 2), pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", crashing), pod("hello-new-2", "hello-new", 11, "registry.example.com/app:v2", pull), pod("hello-new-3", "hello-new", 12, "registry.example.com/app:v2", pull)},
+		{"several reasons: the most common one", []map[string]any{pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", crashing), pod("hello-new-2", "hello-new", 11, "registry.example.com/app:v2", pull), pod("hello-new-3", "hello-new", 12, "registry.example.com/app:v2", pull)},
 			webappv1.PhaseDegraded, "ImagePullBackOff", "2 of 3 current pods cannot start: ImagePullBackOff: Back-off pulling image \"registry.example.com/app:v2\": ErrImagePull: failed to pu…. 1 more pod cannot start for another reason.", 4},
 	}
 	for _, tt := range tests {
@@ -272,8 +258,8 @@ func TestDiagnosis(t *testing.T) {
 	}
 
 	t.Run("the message stays the same while the back-off grows", func(t *testing.T) {
-		first := sync.Sync(withRelated(t, p, children, kinds, replicaSet("hello-new", 2), pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", crashing)), now).Status
-		later := sync.Sync(withRelated(t, p, children, kinds, replicaSet("hello-new", 2), pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", crashingLater)), now).Status
+		first := sync.Sync(withRelated(t, p, children, kinds, pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", crashing)), now).Status
+		later := sync.Sync(withRelated(t, p, children, kinds, pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", crashingLater)), now).Status
 		if first.Message != later.Message {
 			t.Errorf("message changed from %q to %q; want it stable", first.Message, later.Message)
 		}
@@ -284,18 +270,45 @@ func TestDiagnosis(t *testing.T) {
 
 	t.Run("before the Deployment carries the current spec, no pod is of it", func(t *testing.T) {
 		stale := applied(t, sync.Sync(&sync.Request{Parent: webapp(func(p *sync.Parent) { p.Spec.Image = "registry.example.com/app:v1" })}, now), 3)
-		st := sync.Sync(withRelated(t, p, stale, kinds, replicaSet("hello-old", 1), pod("hello-old-1", "hello-old", 1, "registry.example.com/app:v1", crashing)), now).Status
+		st := sync.Sync(withRelated(t, p, stale, kinds, pod("hello-old-1", "hello-old", 1, "registry.example.com/app:v1", crashing)), now).Status
 		if st.Phase != webappv1.PhaseProgressing || !strings.Contains(st.Message, "to be updated to the current spec") {
 			t.Errorf("phase %q, message %q; want Progressing, waiting for the update", st.Phase, st.Message)
 		}
 	})
 
-	t.Run("without ReplicaSets: the pods running the spec's image", func(t *testing.T) {
-		st := sync.Sync(withRelated(t, p, children, []string{"Pod.v1"}, pod("hello-old-1", "hello-old", 1, "registry.example.com/app:v1", crashing), pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", pull)), now).Status
-		if st.Phase != webappv1.PhaseDegraded || !strings.Contains(st.Message, "1 of 1 current pod cannot start: ImagePullBackOff") || st.Restarts != 0 {
-			t.Errorf("phase %q, message %q, restarts %d; want Degraded for the one pod on the new image", st.Phase, st.Message, st.Restarts)
+	t.Run("which pods are current", func(t *testing.T) {
+		// An old pod on the current image: a rollback, or an edit that kept the image.
+		sameImageOld := pod("hello-old-9", "hello-old", 1, "registry.example.com/app:v2", crashing)
+		newPull := pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", pull)
+		behind := appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable", Message: `ReplicaSet "hello-old" has successfully progressed.`}
+		for _, tt := range []struct {
+			name     string
+			children []json.RawMessage
+			objects  []map[string]any
+			want     string
+		}{
+			{"the named ReplicaSet's pods on the spec's image", children, []map[string]any{sameImageOld, newPull}, "1 of 1 current pod cannot start: ImagePullBackOff"},
+			{"an old image is never current", children, []map[string]any{pod("hello-new-2", "hello-new", 10, "registry.example.com/app:v1", pull)}, "Rollout in progress"},
+			{"no ReplicaSet named: the pods on the spec's image", applied(t, sync.Sync(&sync.Request{Parent: p}, now), 3), []map[string]any{sameImageOld, newPull}, "1 of 2 current pods cannot start"},
+			{"a name not of this Deployment is not taken", applied(t, sync.Sync(&sync.Request{Parent: p}, now), 3, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Message: `ReplicaSet "other-1" is progressing.`}), []map[string]any{sameImageOld, newPull}, "1 of 2 current pods cannot start"},
+			{"a Deployment controller behind the spec names an old ReplicaSet: not taken", observedAt(t, p, 2, 1, behind), []map[string]any{sameImageOld, newPull}, "1 of 2 current pods cannot start"},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				st := sync.Sync(withRelated(t, p, tt.children, kinds, tt.objects...), now).Status
+				if !strings.Contains(st.Message, tt.want) {
+					t.Errorf("message %q; want it to contain %q", st.Message, tt.want)
+				}
+			})
 		}
 	})
+}
+
+// observedAt is the answer's Deployment for p as the apiserver shows it at generation, with the
+// Deployment controller's status for observedGeneration.
+func observedAt(t *testing.T, p sync.Parent, generation, observedGeneration int64, conds ...appsv1.DeploymentCondition) []json.RawMessage {
+	t.Helper()
+	d := childOf[*appsv1.Deployment](sync.Sync(&sync.Request{Parent: p}, now).Children)
+	return []json.RawMessage{observe(t, d, generation, depStatus(observedGeneration, 3, 0, 0, 0, conds...)).Raw}
 }
 
 // TestConfig checks the config hash on the pod template and missing references.
@@ -423,29 +436,46 @@ func TestCustomize(t *testing.T) {
 			{Name: "s", MountPath: "/s", Secret: &corev1.SecretVolumeSource{SecretName: "certs"}},
 		}
 	})
-	resp := sync.Customize(&p)
-	var rules []string
-	for _, r := range resp.RelatedResources {
-		if r.Namespace != "shop" {
-			t.Errorf("rule %+v; want the WebApp's namespace, never all of them", r)
-		}
-		if (r.LabelSelector != nil) == (len(r.Names) > 0) {
-			t.Errorf("rule %+v; want a label selector or names, not both, not neither", r)
-		}
-		rules = append(rules, fmt.Sprintf("%s %s %v", r.APIVersion, r.Resource, r.Names))
-	}
-	want := []string{"v1 pods []", "apps/v1 replicasets []", "v1 configmaps [a-config z-config]", "v1 secrets [certs db]"}
-	if !slices.Equal(rules, want) {
-		t.Errorf("rules = %v; want %v", rules, want)
+	for _, tt := range []struct {
+		name string
+		opts sync.CustomizeOptions
+		want []string
+	}{
+		{"as shipped: the config it references, by name", sync.CustomizeOptions{}, []string{"v1 configmaps [a-config z-config]", "v1 secrets [certs db]"}},
+		{"with pod diagnosis: its pods too", sync.CustomizeOptions{Pods: true}, []string{"v1 pods []", "v1 configmaps [a-config z-config]", "v1 secrets [certs db]"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var rules []string
+			for _, r := range sync.Customize(&p, tt.opts).RelatedResources {
+				if r.Namespace != "shop" {
+					t.Errorf("rule %+v; want the WebApp's namespace, never all of them", r)
+				}
+				if (r.LabelSelector != nil) == (len(r.Names) > 0) {
+					t.Errorf("rule %+v; want a label selector or names, not both, not neither", r)
+				}
+				rules = append(rules, fmt.Sprintf("%s %s %v", r.APIVersion, r.Resource, r.Names))
+			}
+			if !slices.Equal(rules, tt.want) {
+				t.Errorf("rules = %v; want %v", rules, tt.want)
+			}
+		})
 	}
 	invalid := p
 	invalid.SpecError = fmt.Errorf("spec: broken")
-	if got := len(sync.Customize(&invalid).RelatedResources); got != 2 {
-		t.Errorf("%d rules for a spec that did not decode; want the pods and ReplicaSets only", got)
+	if got := len(sync.Customize(&invalid, sync.CustomizeOptions{Pods: true}).RelatedResources); got != 1 {
+		t.Errorf("%d rules for a spec that did not decode, with pod diagnosis; want the pods only", got)
 	}
-	b, _ := json.Marshal(sync.CustomizeResponse{RelatedResources: sync.Customize(&sync.Parent{Name: "a", Namespace: "n"}).RelatedResources})
-	if !strings.HasPrefix(string(b), `{"relatedResources":[{"apiVersion":"v1","resource":"pods","namespace":"n","labelSelector":{"matchLabels":`) {
-		t.Errorf("customize answer = %s", b)
+	for _, tt := range []struct {
+		opts sync.CustomizeOptions
+		want string
+	}{
+		{sync.CustomizeOptions{}, `{"relatedResources":[]}`},
+		{sync.CustomizeOptions{Pods: true}, `{"relatedResources":[{"apiVersion":"v1","resource":"pods","namespace":"n","labelSelector":{"matchLabels":`},
+	} {
+		b, _ := json.Marshal(sync.Customize(&sync.Parent{Name: "a", Namespace: "n"}, tt.opts))
+		if !strings.HasPrefix(string(b), tt.want) {
+			t.Errorf("customize answer with %+v = %s; want it to start %s", tt.opts, b, tt.want)
+		}
 	}
 }
 

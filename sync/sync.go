@@ -111,7 +111,7 @@ func Sync(req *Request, now time.Time) Response {
 	var current []RelatedPod
 	if observedDeployment != nil {
 		specApplied := observedDeployment.SpecHash == deployment.Annotations[AnnotationSpecHash]
-		current = currentPods(&req.Related, dep.Name, specApplied, p.Spec.Image)
+		current = currentPods(&req.Related, observedDeployment, dep.Name, specApplied, p.Spec.Image)
 		base.Restarts = restarts(current)
 	}
 	var phase webappv1.Phase

@@ -65,6 +65,9 @@ type Options struct {
 	// RequireClientCert makes the hook routes answer 401 unless the TLS connection presented a
 	// verified client certificate (see TLSFiles). Health checks and metrics stay open.
 	RequireClientCert bool
+	// PodDiagnosis makes the customize answer ask for each WebApp's pods, so that the status says
+	// why pods of the current spec cannot start (sync.CustomizeOptions.Pods).
+	PodDiagnosis bool
 }
 
 // Handler routes hook and health requests. Its metrics are served by another handler,
@@ -203,7 +206,7 @@ func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string)
 	var out []byte
 	switch {
 	case hook == "customize":
-		resp := sync.Customize(&req.Parent)
+		resp := sync.Customize(&req.Parent, sync.CustomizeOptions{Pods: h.opts.PodDiagnosis})
 		out, err = json.Marshal(resp)
 		e.children = len(resp.RelatedResources)
 	default:

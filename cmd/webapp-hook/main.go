@@ -111,6 +111,8 @@ type Config struct {
 	MaxInflightBodyBytes int64
 	// CacheBytes bounds the answers kept for repeated requests; 0 disables the cache.
 	CacheBytes int
+	// PodDiagnosis has the customize hook ask for each WebApp's pods (webhook.Options).
+	PodDiagnosis bool
 	// ShutdownDelay is how long the server keeps serving after SIGTERM, with /readyz at 503, so
 	// that Kubernetes removes the pod from the Service's endpoints before the listener closes.
 	ShutdownDelay time.Duration
@@ -188,6 +190,7 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "largest accepted request body in bytes; larger ones get 413 (env MAX_BODY_BYTES)")
 	fs.Int64Var(&c.MaxInflightBodyBytes, "max-inflight-body-bytes", c.MaxInflightBodyBytes, "bytes of request bodies answered at once; more wait their turn; -1: no bound (env MAX_INFLIGHT_BODY_BYTES)")
 	fs.IntVar(&c.CacheBytes, "cache-bytes", c.CacheBytes, "memory for answers to requests that come again byte for byte, as resyncs do; 0 disables (env CACHE_BYTES)")
+	fs.BoolVar(&c.PodDiagnosis, "pod-diagnosis", c.PodDiagnosis, "have the customize hook ask for each WebApp's pods, to say why they cannot start; Metacontroller then watches every pod of the cluster (env POD_DIAGNOSIS)")
 	fs.DurationVar(&c.ShutdownDelay, "shutdown-delay", c.ShutdownDelay, "how long to keep serving after SIGTERM with /readyz failing, so endpoints drop the pod first (env SHUTDOWN_DELAY)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long to then drain in-flight requests (env SHUTDOWN_TIMEOUT)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env LOG_LEVEL)")
@@ -298,6 +301,7 @@ func (m *Main) Open() error {
 		MaxBodyBytes:         m.Config.MaxBodyBytes,
 		MaxInflightBodyBytes: m.Config.MaxInflightBodyBytes,
 		CacheBytes:           m.Config.CacheBytes,
+		PodDiagnosis:         m.Config.PodDiagnosis,
 		Tokens:               tokens,
 		TLS:                  tlsFiles,
 		RequireClientCert:    tlsFiles != nil && tlsFiles.VerifiesClients(),
