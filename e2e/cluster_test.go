@@ -112,6 +112,9 @@ func startControlPlane(ctx context.Context, bin string) (cp *controlPlane, err e
 		"--leader-elect=false",
 		"--controllers", "deployment,replicaset,garbagecollector,namespace,serviceaccount,disruption,horizontalpodautoscaling",
 		"--secure-port", "0",
+		// Rates that let the scale benchmark's thousands of pods come and go at the speed of a
+		// real cluster's control plane, not of client-go's defaults.
+		"--kube-api-qps", "300", "--kube-api-burst", "600",
 	); err != nil {
 		return cp, err
 	}
@@ -119,6 +122,7 @@ func startControlPlane(ctx context.Context, bin string) (cp *controlPlane, err e
 		"--kubeconfig", kubeconfig,
 		"--leader-elect=false",
 		"--secure-port", "0",
+		"--kube-api-qps", "300", "--kube-api-burst", "600",
 	); err != nil {
 		return cp, err
 	}

@@ -48,6 +48,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	defer removeHookBuild()
 	hook = httptest.NewServer(webhook.New(webhook.Options{Logger: slog.New(slog.DiscardHandler), CacheBytes: webhook.DefaultCacheBytes})) // as deployed
 	defer hook.Close()
 	if os.Getenv("E2E_EXISTING_CLUSTER") != "" {
@@ -593,91 +594,4 @@ func ownedFields(t *testing.T, o obj) string {
 		}
 	}
 	return ""
-}
-
-// TestRollout runs real Deployment, ReplicaSet and scheduler controllers with kwok pods: the hook
-// reports Ready with the right counts once the rollout completes, reports a rollout in progress,
-// not ready, while an image change rolls out, and tears everything down in order on finalize.
-func TestRollout(t *testing.T) {
-	requireCluster(t)
-	ns := client.namespace(t, "rollout")
-	wa := webApp(ns, "hello", obj{"image": "nginx:1.27", "replicas": 3, "port": 8080,
-		"ingress": obj{"host": "hello.example.com"}, "disruptionBudget": obj{"maxUnavailable": 1}})
-	// Metacontroller adds this finalizer when a finalize hook is configured; it holds the WebApp
-	// while finalize runs.
-	wa["metadata"].(map[string]any)["finalizers"] = []any{"metacontroller.io/compositecontroller-webapp-controller"}
-	if _, err := client.create(wa); err != nil {
-		t.Fatal(err)
-	}
-	var last hooktest.Answer
-	waitFor(t, "WebApp Ready", 90*time.Second, func() (bool, error) {
-		last = reconcile(t, "/sync", ns, "hello")
-		return last.Status.Phase == webappv1.PhaseReady, nil
-	})
-	st := last.Status
-	if got := [4]int32{st.Replicas, st.UpdatedReplicas, st.ReadyReplicas, st.AvailableReplicas}; got != [4]int32{3, 3, 3, 3} || !st.Ready || st.Address != "http://hello."+ns+".svc" || st.URL != "http://hello.example.com/" {
-		t.Fatalf("status = %+v; want ready with 3 replicas everywhere, the Service's address and the Ingress's URL", st)
-	}
-	// The disruption controller counts the pods the PodDisruptionBudget covers.
-	waitFor(t, "PodDisruptionBudget status", 30*time.Second, func() (bool, error) {
-		pdb, err := client.get("policy/v1", "PodDisruptionBudget", ns, "hello")
-		if err != nil || pdb == nil {
-			return false, err
-		}
-		return field(pdb, "status", "expectedPods") == float64(3) && field(pdb, "status", "disruptionsAllowed") == float64(1), nil
-	})
-
-	p, _ := client.path("example.com/v1", "WebApp", ns, "hello")
-	if _, err := client.do("PATCH", p, "application/merge-patch+json", obj{"spec": obj{"image": "nginx:1.28"}}); err != nil {
-		t.Fatal(err)
-	}
-	first := reconcile(t, "/sync", ns, "hello")
-	if first.Status.Ready || first.Status.Phase != webappv1.PhaseProgressing || first.Status.AvailableReplicas < 3 {
-		t.Fatalf("status right after the image change = %+v; want Progressing and not ready although 3 pods are available", first.Status)
-	}
-	var phases []string
-	waitFor(t, "new image rolled out", 90*time.Second, func() (bool, error) {
-		last = reconcile(t, "/sync", ns, "hello")
-		_, children := observed(t, ns, "hello")
-		dep := children[0]
-		image := field(dep, "spec", "template", "spec", "containers", 0, "image")
-		if last.Status.Ready && (image != "nginx:1.28" || field(dep, "status", "updatedReplicas") != float64(3) || field(dep, "status", "replicas") != float64(3)) {
-			return false, fmt.Errorf("ready while the Deployment is %v", field(dep, "status"))
-		}
-		if len(phases) == 0 || phases[len(phases)-1] != last.Status.Message {
-			phases = append(phases, last.Status.Message)
-		}
-		return last.Status.Ready, nil
-	})
-	t.Logf("rollout messages: %q", phases)
-	if len(phases) < 2 {
-		t.Errorf("saw %q; want at least one rollout-in-progress status before Ready", phases)
-	}
-
-	if _, err := client.do("DELETE", p, "", nil); err != nil {
-		t.Fatal(err)
-	}
-	var order []string
-	waitFor(t, "finalized", 90*time.Second, func() (bool, error) {
-		_, children := observed(t, ns, "hello")
-		var kinds []string
-		for _, c := range children {
-			_, kind, _, _ := identity(c)
-			kinds = append(kinds, kind)
-		}
-		if len(order) == 0 || order[len(order)-1] != strings.Join(kinds, "+") {
-			order = append(order, strings.Join(kinds, "+"))
-		}
-		answer := reconcile(t, "/finalize", ns, "hello")
-		if *answer.Finalized && len(children) > 0 {
-			return false, fmt.Errorf("finalized with %v still there", kinds)
-		}
-		return *answer.Finalized, nil
-	})
-	if _, err := client.do("PATCH", p, "application/merge-patch+json", obj{"metadata": obj{"finalizers": nil}}); err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{"Deployment+Service+Ingress+PodDisruptionBudget", "Deployment", ""}; !slices.Equal(order, want) {
-		t.Errorf("children during teardown = %q; want %q: the Ingress, the Service and the PodDisruptionBudget go first, the Deployment last", order, want)
-	}
 }

@@ -10,6 +10,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -307,3 +310,80 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() (bool
 
 // field walks map keys and list indexes.
 var field = hooktest.Field
+
+// watchEvent is one event of a watch (ADDED, MODIFIED or DELETED), when it arrived.
+type watchEvent struct {
+	Type   string
+	Object obj
+	At     time.Time
+}
+
+// record watches the object of kind named name in namespace ns, from its current state on, until
+// the returned function is called; that function returns every event seen, in order. Polling
+// misses states that last less than a poll; a watch sees each write.
+func (k *kube) record(t *testing.T, apiVersion, kind, ns, name string) func() []watchEvent {
+	t.Helper()
+	p, err := k.path(apiVersion, kind, ns, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", k.server+p+"?watch=1&fieldSelector="+url.QueryEscape("metadata.name="+name), nil)
+	req.Header.Set("Authorization", "Bearer "+k.token)
+	hc := &http.Client{Transport: k.hc.Transport} // no timeout: the watch lasts until cancelled
+	resp, err := hc.Do(req)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		cancel()
+		resp.Body.Close()
+		t.Fatalf("watch %s: %s", p, resp.Status)
+	}
+	var events []watchEvent
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer resp.Body.Close()
+		dec := json.NewDecoder(resp.Body)
+		for {
+			var e watchEvent
+			if err := dec.Decode(&e); err != nil {
+				return
+			}
+			e.At = time.Now()
+			events = append(events, e)
+		}
+	}()
+	return func() []watchEvent {
+		cancel()
+		<-done
+		return events
+	}
+}
+
+// kubectl runs kubectl, built into bin/ with the control plane, against the test apiserver, as a
+// user would, and returns its output.
+func kubectl(t *testing.T, args ...string) string {
+	t.Helper()
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(cluster.kubeconfig()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(filepath.Join(cluster.bin, "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// replicasOf is a Deployment's spec.replicas as the apiserver stores it.
+func replicasOf(t *testing.T, ns, name string) any {
+	t.Helper()
+	d, err := client.get("apps/v1", "Deployment", ns, name)
+	if err != nil || d == nil {
+		t.Fatalf("get Deployment %s/%s: %v", ns, name, err)
+	}
+	return field(d, "spec", "replicas")
+}
