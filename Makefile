@@ -5,7 +5,7 @@ export GOTOOLCHAIN := go1.27.3
 IMAGE ?= ghcr.io/example/webapp-hook:dev
 FUZZTIME ?= 60s
 
-.PHONY: rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries fuzz bench bench-smoke load generate image deploy
+.PHONY: scale rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries fuzz bench bench-smoke load generate image deploy
 
 ## run: serve the hooks on :8080
 run:
@@ -33,6 +33,12 @@ e2e: kube-binaries
 
 kube-binaries:
 	bash hack/kube-binaries.sh
+
+## scale: the scale benchmark under the real Metacontroller, as shipped and without customize
+## (N WebApps, default 300; BACKGROUND=1 adds 2,000 other pods and 200 Secrets of 100 KB)
+N ?= 300
+scale: kube-binaries
+	E2E_SCALE_N=$(N) SCALE_BACKGROUND=$(BACKGROUND) go test -tags e2e -count=1 -run '^TestScale$$' -timeout 150m -v ./e2e/
 
 ## fuzz: fuzz the decision and the HTTP handler, FUZZTIME each
 fuzz:

@@ -1,0 +1,380 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	gosync "sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// scaleMode is one CompositeController the scale benchmark measures.
+type scaleMode struct {
+	name string
+	// dir is the kustomize directory that renders it.
+	dir string
+	// noCustomize drops the customize hook from what dir renders.
+	noCustomize bool
+	// config gives each WebApp a ConfigMap and a Secret of its own, in envFrom, so that the
+	// customize answer relates them.
+	config bool
+}
+
+// scaleModes are the CompositeControllers make scale compares, by the names SCALE_MODES takes.
+var scaleModes = []scaleMode{
+	{name: "as shipped", dir: "metacontroller"},
+	{name: "without customize", dir: "metacontroller", noCustomize: true},
+	{name: "with pod diagnosis", dir: "e2e/testdata/pod-diagnosis"},
+	{name: "as shipped, each with a ConfigMap and a Secret", dir: "metacontroller", config: true},
+}
+
+// scaleResult is one row of the benchmark's table.
+type scaleResult struct {
+	mode                     string
+	n                        int
+	background               bool
+	ready                    time.Duration
+	callsPerApp              float64
+	cpuConverge, cpuWhole    float64
+	peakRSS                  int64
+	idleRewrites, idleWrites int
+	deleted                  time.Duration
+	hookCPU                  float64
+	hookPeakRSS              int64
+	converged                bool
+	failure                  string
+}
+
+// TestScale is the scale benchmark (make scale): N WebApps (1 to 3 replicas, env only) are
+// created at once under the real Metacontroller, converge, idle for SCALE_IDLE (40 s), then are
+// deleted, once per CompositeController of SCALE_MODES. It prints Metacontroller's CPU and peak
+// memory (from /proc), the hook calls per WebApp (from the hook's metrics), the children rewritten
+// while idle and the time the delete took. SCALE_BACKGROUND=1 first adds what a real cluster has
+// in other namespaces: 2,000 unrelated pods and 200 Secrets of 100 KB.
+func TestScale(t *testing.T) {
+	nText := os.Getenv("E2E_SCALE_N")
+	if nText == "" {
+		t.Skip("the scale benchmark runs only when asked: make scale N=1000 (E2E_SCALE_N)")
+	}
+	requireCluster(t)
+	requireMetacontroller(t)
+	n, err := strconv.Atoi(nText)
+	if err != nil || n < 1 {
+		t.Fatalf("E2E_SCALE_N=%q; want a count of WebApps", nText)
+	}
+	idle := 40 * time.Second
+	if s := os.Getenv("SCALE_IDLE"); s != "" {
+		if idle, err = time.ParseDuration(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	workers := 5
+	if s := os.Getenv("SCALE_WORKERS"); s != "" {
+		workers, _ = strconv.Atoi(s)
+	}
+	modes := scaleModes
+	if s := os.Getenv("SCALE_MODES"); s != "" {
+		modes = nil
+		for _, name := range strings.Split(s, ",") {
+			found := false
+			for _, m := range scaleModes {
+				if m.name == strings.TrimSpace(name) {
+					modes, found = append(modes, m), true
+				}
+			}
+			if !found {
+				t.Fatalf("SCALE_MODES names %q; want some of %v", name, scaleModeNames())
+			}
+		}
+	}
+	background := os.Getenv("SCALE_BACKGROUND") != ""
+	if background {
+		start := time.Now()
+		addBackground(t, 2000, 200, 100<<10)
+		t.Logf("background of 2,000 pods and 200 Secrets of 100 KB ready in %s", time.Since(start).Round(time.Second))
+	}
+	var results []scaleResult
+	for i, m := range modes {
+		r := runScale(t, m, n, fmt.Sprintf("scale-%d", i), idle, workers)
+		r.background = background
+		results = append(results, r)
+		t.Log(scaleTable(results))
+	}
+	fmt.Println(scaleTable(results))
+	var base *scaleResult
+	for i := range results {
+		if results[i].mode == "without customize" && results[i].cpuConverge > 0 && results[i].peakRSS > 0 {
+			base = &results[i]
+		}
+	}
+	for _, r := range results {
+		if base == nil || r.mode == base.mode {
+			continue
+		}
+		cpu, rss := r.cpuConverge/base.cpuConverge, float64(r.peakRSS)/float64(base.peakRSS)
+		fmt.Printf("%s against %s: Metacontroller CPU to converge %.2f× (target ≤ 2×: %s), peak RSS %.2f× (target ≤ 1.5×: %s)\n",
+			r.mode, base.mode, cpu, metOrNot(cpu <= 2), rss, metOrNot(rss <= 1.5))
+	}
+	for _, r := range results {
+		if r.failure != "" {
+			t.Errorf("%s: %s", r.mode, r.failure)
+		}
+	}
+}
+
+func scaleModeNames() []string {
+	var names []string
+	for _, m := range scaleModes {
+		names = append(names, m.name)
+	}
+	return names
+}
+
+func metOrNot(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
+}
+
+// scaleTable formats results as the Markdown table of docs/performance.md.
+func scaleTable(results []scaleResult) string {
+	var b strings.Builder
+	b.WriteString("\n| N | CompositeController | background | all Ready | hook calls per app | Metacontroller CPU to converge | Metacontroller CPU, whole run | Metacontroller peak RSS | children rewritten while idle | Metacontroller writes while idle | delete | hook CPU | hook peak RSS |\n")
+	b.WriteString("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, r := range results {
+		bg := "none"
+		if r.background {
+			bg = "2,000 pods, 200 Secrets"
+		}
+		ready := fmt.Sprintf("%.1f s", r.ready.Seconds())
+		if !r.converged {
+			ready = "not converged"
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %.2f | %.1f s | %.1f s | %d MiB | %d | %d | %.1f s | %.1f s | %d MiB |\n",
+			r.n, r.mode, bg, ready, r.callsPerApp, r.cpuConverge, r.cpuWhole, r.peakRSS>>20, r.idleRewrites, r.idleWrites, r.deleted.Seconds(), r.hookCPU, r.hookPeakRSS>>20)
+	}
+	return b.String()
+}
+
+// runScale measures one mode with a Metacontroller and a hook of its own, in namespace ns.
+func runScale(t *testing.T, m scaleMode, n int, ns string, idle time.Duration, workers int) scaleResult {
+	r := scaleResult{mode: m.name, n: n}
+	if _, err := client.create(obj{"apiVersion": "v1", "kind": "Namespace", "metadata": obj{"name": ns}}); err != nil {
+		t.Fatal(err)
+	}
+	in := renderInstall(t, m.dir)
+	hook := startHook(t, in)
+	cc := in.compositeController(t, hook.url())
+	if m.noCustomize {
+		delete(cc["spec"].(map[string]any)["hooks"].(map[string]any), "customize")
+	}
+	// A Metacontroller of its own, so that its CPU and memory are this mode's alone.
+	mc := startMetacontroller(t, cc, workers)
+
+	if m.config {
+		if err := parallel(n, 8, func(i int) error {
+			meta := obj{"name": fmt.Sprintf("app-%04d", i), "namespace": ns}
+			if _, err := client.create(obj{"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": obj{"LEVEL": "info"}}); err != nil {
+				return err
+			}
+			_, err := client.create(obj{"apiVersion": "v1", "kind": "Secret", "metadata": meta, "data": obj{"TOKEN": "bm90LWEtc2VjcmV0"}})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	if err := parallel(n, 8, func(i int) error {
+		name := fmt.Sprintf("app-%04d", i)
+		spec := obj{
+			"image": "nginx:1.27", "replicas": 1 + i%3, "port": 8080,
+			"env": []any{obj{"name": "INDEX", "value": strconv.Itoa(i)}},
+		}
+		if m.config {
+			spec["envFrom"] = []any{obj{"configMapRef": obj{"name": name}}, obj{"secretRef": obj{"name": name}}}
+		}
+		_, err := client.create(webApp(ns, name, spec))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := start.Add(time.Duration(n)*300*time.Millisecond + 2*time.Minute)
+	for {
+		ready, total := countReady(t, ns)
+		if ready == n && total == n {
+			r.converged = true
+			break
+		}
+		if time.Now().After(deadline) {
+			r.failure = fmt.Sprintf("%d of %d WebApps Ready after %s", ready, n, time.Since(start).Round(time.Second))
+			break
+		}
+		if err := mc.exited(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+	}
+	r.ready = time.Since(start)
+	r.cpuConverge = mc.cpuSeconds()
+
+	before := childVersions(t, ns)
+	writesBefore := mc.writes()
+	time.Sleep(idle)
+	after := childVersions(t, ns)
+	r.idleWrites = int(mc.writes() - writesBefore)
+	for k, v := range after {
+		if before[k] != v {
+			r.idleRewrites++
+		}
+	}
+
+	start = time.Now()
+	p, _ := client.path("example.com/v1", "WebApp", ns, "")
+	if _, err := client.do("DELETE", p, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "every WebApp and its children gone", time.Duration(n)*200*time.Millisecond+2*time.Minute, func() (bool, error) {
+		_, total := countReady(t, ns)
+		return total == 0 && len(childVersions(t, ns)) == 0, nil
+	})
+	r.deleted = time.Since(start)
+	r.cpuWhole = mc.cpuSeconds()
+	r.peakRSS = mc.peakRSS()
+	r.hookCPU = hook.cpuSeconds()
+	r.hookPeakRSS = hook.peakRSS()
+	calls := 0.0
+	for _, c := range hook.calls() {
+		calls += c
+	}
+	r.callsPerApp = calls / float64(n)
+	mc.finish()
+	hook.stop(syscall.SIGTERM)
+	// Wait for the pods to go too, so that the next mode does not pay for their deletion.
+	waitFor(t, "the pods gone", 5*time.Minute, func() (bool, error) {
+		b, err := client.do("GET", "/api/v1/namespaces/"+ns+"/pods?limit=1", "", nil)
+		if err != nil {
+			return false, err
+		}
+		list, _ := decode(b)
+		items, _ := list["items"].([]any)
+		return len(items) == 0, nil
+	})
+	return r
+}
+
+// countReady counts the WebApps of ns, and those Ready for their current generation.
+func countReady(t *testing.T, ns string) (ready, total int) {
+	t.Helper()
+	p, _ := client.path("example.com/v1", "WebApp", ns, "")
+	b, err := client.do("GET", p, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, _ := decode(b)
+	items, _ := list["items"].([]any)
+	for _, it := range items {
+		if field(it, "status", "phase") == "Ready" && field(it, "status", "observedGeneration") == field(it, "metadata", "generation") {
+			ready++
+		}
+	}
+	return ready, len(items)
+}
+
+// childVersions maps each Deployment and Service of ns to its resourceVersion.
+func childVersions(t *testing.T, ns string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, k := range []struct{ apiVersion, kind string }{{"apps/v1", "Deployment"}, {"v1", "Service"}} {
+		p, _ := client.path(k.apiVersion, k.kind, ns, "")
+		b, err := client.do("GET", p, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, _ := decode(b)
+		items, _ := list["items"].([]any)
+		for _, it := range items {
+			name, _ := field(it, "metadata", "name").(string)
+			rv, _ := field(it, "metadata", "resourceVersion").(string)
+			out[k.kind+"/"+name] = rv
+		}
+	}
+	return out
+}
+
+// addBackground creates, in namespaces of their own, pods unrelated to any WebApp (bound to the
+// kwok node, so that kwok runs them) and Secrets of secretBytes each, as a real cluster has.
+func addBackground(t *testing.T, pods, secrets, secretBytes int) {
+	t.Helper()
+	const namespaces = 10
+	for i := 0; i < namespaces; i++ {
+		if _, err := client.create(obj{"apiVersion": "v1", "kind": "Namespace", "metadata": obj{"name": fmt.Sprintf("background-%d", i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	value := strings.Repeat("A", secretBytes*4/3) // base64 of secretBytes bytes
+	if err := parallel(secrets, 8, func(i int) error {
+		_, err := client.create(obj{"apiVersion": "v1", "kind": "Secret",
+			"metadata": obj{"name": fmt.Sprintf("blob-%03d", i), "namespace": fmt.Sprintf("background-%d", i%namespaces)},
+			"data":     obj{"blob": value[:len(value)/4*4]}})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := parallel(pods, 8, func(i int) error {
+		_, err := client.create(obj{"apiVersion": "v1", "kind": "Pod",
+			"metadata": obj{"name": fmt.Sprintf("other-%04d", i), "namespace": fmt.Sprintf("background-%d", i%namespaces),
+				"labels": obj{"app.kubernetes.io/name": "other", "app.kubernetes.io/instance": fmt.Sprintf("other-%d", i%50)}},
+			"spec": obj{"nodeName": "kwok-node-0", "containers": []any{obj{"name": "app", "image": "registry.example.com/other:1"}}}})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "background pods running", 5*time.Minute, func() (bool, error) {
+		running := 0
+		for i := 0; i < namespaces; i++ {
+			b, err := client.do("GET", fmt.Sprintf("/api/v1/namespaces/background-%d/pods?fieldSelector=status.phase%%3DRunning", i), "", nil)
+			if err != nil {
+				return false, err
+			}
+			list, _ := decode(b)
+			items, _ := list["items"].([]any)
+			running += len(items)
+		}
+		return running == pods, nil
+	})
+}
+
+// parallel runs f(0..n-1) on k goroutines and returns the first error.
+func parallel(n, k int, f func(i int) error) error {
+	var wg gosync.WaitGroup
+	var mu gosync.Mutex
+	var first error
+	next := make(chan int)
+	for w := 0; w < k; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := f(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return first
+}
