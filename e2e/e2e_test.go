@@ -228,6 +228,8 @@ func TestCRD(t *testing.T) {
 		{"healthCheck path not absolute", obj{"image": "nginx", "port": 80, "healthCheck": obj{"path": "healthz"}}, []string{"spec.healthCheck.path", "should match '^/'"}},
 		{"a probe without a handler", obj{"image": "nginx", "readinessProbe": obj{"periodSeconds": 5}}, []string{"spec.readinessProbe", "a probe needs exactly one of exec, httpGet, tcpSocket or grpc"}},
 		{"a probe with two handlers", obj{"image": "nginx", "livenessProbe": obj{"httpGet": obj{"port": 80}, "tcpSocket": obj{"port": 80}}}, []string{"spec.livenessProbe", "a probe needs exactly one of exec, httpGet, tcpSocket or grpc"}},
+		{"a probe of another host", obj{"image": "nginx", "readinessProbe": obj{"httpGet": obj{"port": 80, "host": "169.254.169.254"}}}, []string{"spec.readinessProbe", "httpGet.host must not be set: a probe checks the pod itself"}},
+		{"a TCP probe of another host", obj{"image": "nginx", "startupProbe": obj{"tcpSocket": obj{"port": 22, "host": "10.0.0.1"}}}, []string{"spec.startupProbe", "tcpSocket.host must not be set: a probe checks the pod itself"}},
 		{"a liveness probe that must succeed twice", obj{"image": "nginx", "livenessProbe": obj{"tcpSocket": obj{"port": 80}, "successThreshold": 2}}, []string{"spec.livenessProbe", "successThreshold must be 1 for a livenessProbe"}},
 		{"a volume without a source", obj{"image": "nginx", "volumes": []any{obj{"name": "v", "mountPath": "/v"}}}, []string{"spec.volumes[0]", "a volume needs exactly one of configMap, secret or emptyDir"}},
 		{"a volume with two sources", obj{"image": "nginx", "volumes": []any{obj{"name": "v", "mountPath": "/v", "emptyDir": obj{}, "secret": obj{"secretName": "s"}}}}, []string{"spec.volumes[0]", "a volume needs exactly one of configMap, secret or emptyDir"}},

@@ -294,7 +294,9 @@ func checkItems(field string, items []corev1.KeyToPath, defaultMode *int32, errs
 }
 
 // checkProbe reports a probe that the kubelet could not run: no handler or several, a port out of
-// range, negative timings, and for liveness and startup probes a successThreshold other than 1.
+// range, negative timings, and for liveness and startup probes a successThreshold other than 1. It
+// also refuses a host on an httpGet or tcpSocket probe: the kubelet would then send requests to any
+// address the author names, from the node, and Pod Security "baseline" refuses such pods.
 func checkProbe(field string, p *corev1.Probe, successMustBeOne bool, errs FieldErrors) FieldErrors {
 	if p == nil {
 		return errs
@@ -316,6 +318,9 @@ func checkProbe(field string, p *corev1.Probe, successMustBeOne bool, errs Field
 	}
 	if h := p.HTTPGet; h != nil {
 		errs = checkProbePort(field+".httpGet.port", h.Port, errs)
+		if h.Host != "" {
+			add(field+".httpGet.host", "must not be set: a probe checks the pod itself, got %s", quote(h.Host))
+		}
 		if h.Path != "" && !strings.HasPrefix(h.Path, "/") {
 			add(field+".httpGet.path", "must start with /, got %s", quote(h.Path))
 		}
@@ -325,6 +330,9 @@ func checkProbe(field string, p *corev1.Probe, successMustBeOne bool, errs Field
 	}
 	if t := p.TCPSocket; t != nil {
 		errs = checkProbePort(field+".tcpSocket.port", t.Port, errs)
+		if t.Host != "" {
+			add(field+".tcpSocket.host", "must not be set: a probe checks the pod itself, got %s", quote(t.Host))
+		}
 	}
 	if g := p.GRPC; g != nil && (g.Port < webappv1.MinPort || g.Port > webappv1.MaxPort) {
 		add(field+".grpc.port", "%s", rangeProblem(webappv1.MinPort, webappv1.MaxPort, fmt.Sprint(g.Port)))

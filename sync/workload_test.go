@@ -326,6 +326,14 @@ func TestSyncInvalidWorkload(t *testing.T) {
 		{"a liveness probe that must succeed twice", func(s *webappv1.WebAppSpec) {
 			s.LivenessProbe = &corev1.Probe{ProbeHandler: httpGet("/", 8080), SuccessThreshold: 2}
 		}, "spec.livenessProbe.successThreshold: must be 1, got 2"},
+		{"a probe of another host", func(s *webappv1.WebAppSpec) {
+			h := httpGet("/", 8080)
+			h.HTTPGet.Host = "169.254.169.254"
+			s.ReadinessProbe = &corev1.Probe{ProbeHandler: h}
+		}, `spec.readinessProbe.httpGet.host: must not be set: a probe checks the pod itself, got "169.254.169.254"`},
+		{"a TCP probe of another host", func(s *webappv1.WebAppSpec) {
+			s.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Host: "10.0.0.1", Port: intstr.FromInt32(22)}}}
+		}, `spec.livenessProbe.tcpSocket.host: must not be set: a probe checks the pod itself, got "10.0.0.1"`},
 		{"a probe port out of range", func(s *webappv1.WebAppSpec) { s.StartupProbe = &corev1.Probe{ProbeHandler: httpGet("/", 70000)} }, "spec.startupProbe.httpGet.port: must be between 1 and 65535, got 70000"},
 		{"a volume without a source", func(s *webappv1.WebAppSpec) { s.Volumes = []webappv1.Volume{{Name: "v", MountPath: "/v"}} }, "spec.volumes[0]: needs exactly one of configMap, secret or emptyDir, got 0"},
 		{"a volume with two sources", func(s *webappv1.WebAppSpec) {

@@ -117,6 +117,8 @@ type WebAppSpec struct {
 	// healthCheck makes.
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="[has(self.exec), has(self.httpGet), has(self.tcpSocket), has(self.grpc)].filter(x, x).size() == 1",message="a probe needs exactly one of exec, httpGet, tcpSocket or grpc"
+	// +kubebuilder:validation:XValidation:rule="!has(self.httpGet) || !has(self.httpGet.host) || self.httpGet.host == ''",message="httpGet.host must not be set: a probe checks the pod itself"
+	// +kubebuilder:validation:XValidation:rule="!has(self.tcpSocket) || !has(self.tcpSocket.host) || self.tcpSocket.host == ''",message="tcpSocket.host must not be set: a probe checks the pod itself"
 	ReadinessProbe *corev1.Probe `json:"readinessProbe,omitempty"`
 
 	// livenessProbe is the container's liveness probe, as in a Pod: the kubelet restarts the
@@ -124,6 +126,8 @@ type WebAppSpec struct {
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="[has(self.exec), has(self.httpGet), has(self.tcpSocket), has(self.grpc)].filter(x, x).size() == 1",message="a probe needs exactly one of exec, httpGet, tcpSocket or grpc"
 	// +kubebuilder:validation:XValidation:rule="!has(self.successThreshold) || self.successThreshold == 1",message="successThreshold must be 1 for a livenessProbe"
+	// +kubebuilder:validation:XValidation:rule="!has(self.httpGet) || !has(self.httpGet.host) || self.httpGet.host == ''",message="httpGet.host must not be set: a probe checks the pod itself"
+	// +kubebuilder:validation:XValidation:rule="!has(self.tcpSocket) || !has(self.tcpSocket.host) || self.tcpSocket.host == ''",message="tcpSocket.host must not be set: a probe checks the pod itself"
 	LivenessProbe *corev1.Probe `json:"livenessProbe,omitempty"`
 
 	// startupProbe is the container's startup probe, as in a Pod. It replaces the one healthCheck
@@ -131,6 +135,8 @@ type WebAppSpec struct {
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="[has(self.exec), has(self.httpGet), has(self.tcpSocket), has(self.grpc)].filter(x, x).size() == 1",message="a probe needs exactly one of exec, httpGet, tcpSocket or grpc"
 	// +kubebuilder:validation:XValidation:rule="!has(self.successThreshold) || self.successThreshold == 1",message="successThreshold must be 1 for a startupProbe"
+	// +kubebuilder:validation:XValidation:rule="!has(self.httpGet) || !has(self.httpGet.host) || self.httpGet.host == ''",message="httpGet.host must not be set: a probe checks the pod itself"
+	// +kubebuilder:validation:XValidation:rule="!has(self.tcpSocket) || !has(self.tcpSocket.host) || self.tcpSocket.host == ''",message="tcpSocket.host must not be set: a probe checks the pod itself"
 	StartupProbe *corev1.Probe `json:"startupProbe,omitempty"`
 
 	// volumes are mounted into the container: config files from a ConfigMap or a Secret, or
