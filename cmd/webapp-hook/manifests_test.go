@@ -114,16 +114,25 @@ func TestManifests(t *testing.T) {
 	if len(dep.Spec.Template.Spec.TopologySpreadConstraints) == 0 {
 		t.Error("no topology spread constraint")
 	}
-	// Who may reach which port: Metacontroller the hooks, the monitoring namespace the metrics.
+	// Who may reach which port: Metacontroller's pods the hooks, Prometheus's the metrics, each by
+	// namespace and pod labels together (one peer with both selectors), and nothing goes out.
 	admitted := map[string]string{}
 	for _, rule := range netpol.Spec.Ingress {
-		if len(rule.From) != 1 || rule.From[0].NamespaceSelector == nil || len(rule.Ports) != 1 {
-			t.Fatalf("NetworkPolicy rule %+v; want one namespace to one port", rule)
+		if len(rule.From) != 1 || rule.From[0].NamespaceSelector == nil || rule.From[0].PodSelector == nil || len(rule.Ports) != 1 {
+			t.Fatalf("NetworkPolicy rule %+v; want one peer, selected by namespace and pod labels together, to one port", rule)
 		}
-		admitted[rule.Ports[0].Port.String()] = rule.From[0].NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"]
+		peer := rule.From[0]
+		admitted[rule.Ports[0].Port.String()] = peer.NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"] + "/" + peer.PodSelector.MatchLabels["app.kubernetes.io/name"]
 	}
-	if want := map[string]string{"http": "metacontroller", "metrics": "monitoring"}; !maps.Equal(admitted, want) {
+	if want := map[string]string{"http": "metacontroller/metacontroller", "metrics": "monitoring/prometheus"}; !maps.Equal(admitted, want) {
 		t.Errorf("NetworkPolicy admits %v; want %v", admitted, want)
+	}
+	if !slices.Contains(netpol.Spec.PolicyTypes, networkingv1.PolicyTypeEgress) || len(netpol.Spec.Egress) != 0 {
+		t.Errorf("NetworkPolicy policyTypes %v, egress %v; want every egress denied", netpol.Spec.PolicyTypes, netpol.Spec.Egress)
+	}
+	ns := one[corev1.Namespace](t, docs["Namespace"], "Namespace")
+	if got := ns.Labels["pod-security.kubernetes.io/enforce"]; got != "restricted" {
+		t.Errorf("namespace %s enforces Pod Security %q; want restricted", ns.Name, got)
 	}
 
 	if !cc.Spec.GenerateSelector {
