@@ -4,7 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
 )
@@ -90,4 +95,27 @@ func (st configState) missingMessage(p *Parent, deploymentExists bool) (webappv1
 		what = fmt.Sprintf("%s %s, which %s names, does not exist: Deployment %s is left as it is, so its pods keep running.", st.missing.Kind, st.missing.Name, st.missing.Field, p.Name)
 	}
 	return phase, reason, what
+}
+
+// untrackedSecrets lists, sorted and once each, the Secrets whose data should roll the pods
+// (tracked references) when Metacontroller sent no Secrets at all: the customize answer asks for
+// them only when the hook is served over TLS (CustomizeOptions.Secrets).
+func untrackedSecrets(p *Parent, rel *Related) []string {
+	if rel.Kinds[relatedSecrets] {
+		return nil
+	}
+	var names []string
+	for _, ref := range configRefs(p) {
+		if ref.Kind == "Secret" && ref.Tracked && !slices.Contains(names, ref.Name) {
+			names = append(names, ref.Name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// secretsCondition is the SecretsTracked condition for the Secrets untrackedSecrets lists.
+func secretsCondition(p *Parent, now time.Time, names []string) metav1.Condition {
+	msg := fmt.Sprintf("Changes of Secret %s do not roll the pods, and a missing one is not noticed: the hook asks Metacontroller for Secrets only when it is served over TLS, so that none crosses the network in cleartext. Install metacontroller/secure (docs/security.md).", strings.Join(names, ", "))
+	return condition(p, now, webappv1.ConditionSecretsTracked, false, webappv1.ReasonSecretsNeedTLS, msg)
 }

@@ -35,6 +35,11 @@ type CustomizeOptions struct {
 	// hook's --pod-diagnosis). Metacontroller then watches and caches every pod of the cluster,
 	// and matches each pod event against every WebApp: docs/performance.md gives the cost.
 	Pods bool
+	// Secrets asks for the Secrets the spec references. Set it only when the hook is served over
+	// TLS: Metacontroller sends every related Secret, data and all, with every sync and resync, so
+	// over plain HTTP they would cross the network in cleartext. Without it, the status says which
+	// Secrets are not tracked (webappv1.ConditionSecretsTracked).
+	Secrets bool
 }
 
 // Customize answers the customize hook for a WebApp. It depends only on the parent's name,
@@ -42,8 +47,9 @@ type CustomizeOptions struct {
 // generation), and on opts, and asks for:
 //   - with opts.Pods, its pods, by the instance and managed-by labels its pod template always
 //     carries, in its namespace;
-//   - by name, the ConfigMaps and Secrets its spec references (env[].valueFrom, envFrom, volumes),
-//     in its namespace: to roll the pods when their data changes, and to notice a missing one.
+//   - by name, the ConfigMaps and (with opts.Secrets) the Secrets its spec references
+//     (env[].valueFrom, envFrom, volumes), in its namespace: to roll the pods when their data
+//     changes, and to notice a missing one.
 //
 // A spec that did not decode references nothing; the pods are still asked for with opts.Pods.
 // RelatedResources is empty, never nil, when nothing is asked for: Metacontroller then watches
@@ -64,7 +70,7 @@ func Customize(p *Parent, opts CustomizeOptions) CustomizeResponse {
 		}
 	}
 	for _, k := range []struct{ kind, resource string }{{"ConfigMap", "configmaps"}, {"Secret", "secrets"}} {
-		if n := names[k.kind]; len(n) > 0 {
+		if n := names[k.kind]; len(n) > 0 && (k.kind != "Secret" || opts.Secrets) {
 			slices.Sort(n)
 			rules = append(rules, RelatedResourceRule{APIVersion: "v1", Resource: k.resource, Namespace: p.Namespace, Names: n})
 		}

@@ -47,7 +47,7 @@ func configHashOf(resp sync.Response) string {
 func TestRelatedRequests(t *testing.T) {
 	t.Run("01 customize", func(t *testing.T) {
 		req := relatedFixture(t, "01-customize.json")
-		got := asJSON(t, sync.Customize(&req.Parent, sync.CustomizeOptions{Pods: true}))
+		got := asJSON(t, sync.Customize(&req.Parent, sync.CustomizeOptions{Pods: true, Secrets: true}))
 		want := asJSON(t, sync.CustomizeResponse{RelatedResources: []sync.RelatedResourceRule{
 			{APIVersion: "v1", Resource: "pods", Namespace: "default", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{sync.LabelInstance: "hello", sync.LabelManagedBy: sync.ManagedBy}}},
 			{APIVersion: "v1", Resource: "configmaps", Namespace: "default", Names: []string{"app-config"}},
@@ -412,6 +412,41 @@ func TestConfig(t *testing.T) {
 		}
 	})
 
+	t.Run("Secrets not sent over plain HTTP: the status says so, the template keeps its hash", func(t *testing.T) {
+		running := applied(t, sync.Sync(withRelated(t, envFrom(), nil, kinds, cm, secret), now), 3)
+		for _, tt := range []struct {
+			name    string
+			kinds   []string
+			objects []map[string]any
+			want    bool
+		}{
+			{"Secrets sent (TLS)", kinds, []map[string]any{cm, secret}, false},
+			{"ConfigMaps only (plain HTTP)", []string{"ConfigMap.v1"}, []map[string]any{cm}, true},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				resp := checkedSync(t, withRelated(t, envFrom(), running, tt.kinds, tt.objects...))
+				var got *metav1.Condition
+				for i, c := range resp.Status.Conditions {
+					if c.Type == webappv1.ConditionSecretsTracked {
+						got = &resp.Status.Conditions[i]
+					}
+				}
+				if (got != nil) != tt.want {
+					t.Fatalf("SecretsTracked condition %+v; want it there: %v", got, tt.want)
+				}
+				if got != nil && (got.Status != metav1.ConditionFalse || got.Reason != webappv1.ReasonSecretsNeedTLS || !strings.Contains(got.Message, "Secret app-secret do not roll the pods") || !strings.Contains(got.Message, "metacontroller/secure")) {
+					t.Errorf("SecretsTracked = %+v; want False, SecretsNeedTLS, naming the Secret and the TLS install", got)
+				}
+				if h := configHashOf(resp); h != base {
+					t.Errorf("config hash %q; want the observed %q kept, so that nothing rolls", h, base)
+				}
+				if r := resp.Status.Conditions[0].Reason; r != webappv1.ReasonRolloutInProgress && r != webappv1.ReasonRolloutComplete {
+					t.Errorf("Ready reason %q; want the rollout's, the rest working", r)
+				}
+			})
+		}
+	})
+
 	t.Run("without a customize hook the pod template keeps its hash", func(t *testing.T) {
 		running := applied(t, sync.Sync(withRelated(t, envFrom(), nil, kinds, cm, secret), now), 3)
 		got := configHashOf(sync.Sync(withRelated(t, envFrom(), running, nil), now))
@@ -441,8 +476,9 @@ func TestCustomize(t *testing.T) {
 		opts sync.CustomizeOptions
 		want []string
 	}{
-		{"as shipped: the config it references, by name", sync.CustomizeOptions{}, []string{"v1 configmaps [a-config z-config]", "v1 secrets [certs db]"}},
-		{"with pod diagnosis: its pods too", sync.CustomizeOptions{Pods: true}, []string{"v1 pods []", "v1 configmaps [a-config z-config]", "v1 secrets [certs db]"}},
+		{"over plain HTTP: the ConfigMaps it references, by name, and no Secret", sync.CustomizeOptions{}, []string{"v1 configmaps [a-config z-config]"}},
+		{"over TLS: the Secrets too", sync.CustomizeOptions{Secrets: true}, []string{"v1 configmaps [a-config z-config]", "v1 secrets [certs db]"}},
+		{"with pod diagnosis: its pods too", sync.CustomizeOptions{Pods: true, Secrets: true}, []string{"v1 pods []", "v1 configmaps [a-config z-config]", "v1 secrets [certs db]"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var rules []string

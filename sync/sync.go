@@ -136,6 +136,9 @@ func Sync(req *Request, now time.Time) Response {
 			status.Message += " " + c.Message
 		}
 	}
+	if names := untrackedSecrets(p, &req.Related); len(names) > 0 {
+		status.Conditions = append(status.Conditions, secretsCondition(p, now, names))
+	}
 	resp := Response{Status: status, Children: children}
 	if form != nil {
 		resp.spec = &builtSpec{deployment: deployment, form: form}

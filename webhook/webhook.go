@@ -22,8 +22,8 @@ import (
 	"github.com/example/webapp-operator/sync"
 )
 
-// DefaultMaxBodyBytes is the largest request body accepted when Options.MaxBodyBytes is 0. With a
-// customize hook, a request carries the WebApp's pods, about 4.5 KB each (hooktest.WithPods, and
+// DefaultMaxBodyBytes is the largest request body accepted when Options.MaxBodyBytes is 0. With pod
+// diagnosis (PodDiagnosis), a request carries the WebApp's pods, about 4.5 KB each (hooktest.WithPods, and
 // the pods Metacontroller sent in ../shared/fixtures): a WebApp with 1,000 pods sends 4.6 MB, and
 // 16 MiB leaves room for pods three times that size.
 const DefaultMaxBodyBytes = 16 << 20
@@ -60,7 +60,9 @@ type Options struct {
 	// 401. Health checks and metrics stay open.
 	Tokens *TokenFile
 	// TLS, when set, is what the server serves TLS from. The handler does not terminate TLS; it
-	// only reports the certificate in force in its metrics.
+	// reports the certificate in force in its metrics, and only with it does the customize answer
+	// ask for Secrets (sync.CustomizeOptions.Secrets), which must not cross the network in
+	// cleartext.
 	TLS *TLSFiles
 	// RequireClientCert makes the hook routes answer 401 unless the TLS connection presented a
 	// verified client certificate (see TLSFiles). Health checks and metrics stay open.
@@ -206,7 +208,7 @@ func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string)
 	var out []byte
 	switch {
 	case hook == "customize":
-		resp := sync.Customize(&req.Parent, sync.CustomizeOptions{Pods: h.opts.PodDiagnosis})
+		resp := sync.Customize(&req.Parent, sync.CustomizeOptions{Pods: h.opts.PodDiagnosis, Secrets: h.opts.TLS != nil})
 		out, err = json.Marshal(resp)
 		e.children = len(resp.RelatedResources)
 	default:

@@ -383,7 +383,15 @@ const (
 	// ConditionAutoscaling says whether the HorizontalPodAutoscaler is able to scale, while
 	// spec.autoscaling is set. Ready does not wait for it.
 	ConditionAutoscaling = "Autoscaling"
+	// ConditionSecretsTracked is there, False with ReasonSecretsNeedTLS, only while the spec
+	// references Secrets whose changes should roll the pods but Metacontroller sends the hook no
+	// Secrets: the hook asks for them only when it is served over TLS, so that no Secret crosses
+	// the network in cleartext. Everything else works; Ready does not wait for it.
+	ConditionSecretsTracked = "SecretsTracked"
 )
+
+// ReasonSecretsNeedTLS is the reason of the SecretsTracked condition.
+const ReasonSecretsNeedTLS = "SecretsNeedTLS"
 
 // Reasons of the Autoscaling condition; when the autoscaler reports that it cannot scale, the
 // reason is the autoscaler's own (for example FailedGetResourceMetric).
