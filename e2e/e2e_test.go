@@ -338,6 +338,36 @@ func TestManifests(t *testing.T) {
 		}
 		dryRun(t, filepath.Base(f), docs)
 	}
+	t.Run("cert-manager overlay", func(t *testing.T) {
+		// cert-manager's own CRDs, fetched by hack/kube-binaries.sh from the module proxy.
+		files, _ := filepath.Glob(filepath.Join(cluster.bin, "cert-manager-crds", "*.yaml"))
+		if len(files) == 0 {
+			t.Fatal("no cert-manager CRDs in bin/cert-manager-crds; run hack/kube-binaries.sh")
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := installCRDs(b); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+		}
+		docs := renderKustomize(t, "../metacontroller/cert-manager")
+		var certs []string
+		for _, d := range docs {
+			if _, kind, _, name := identity(d); kind == "Certificate" {
+				certs = append(certs, name)
+				if name == "webapp-hook-tls" && !slices.Contains(field(d, "spec", "dnsNames").([]any), any("webapp-hook.webapp-system")) {
+					t.Errorf("serving certificate dnsNames %v; want the name Metacontroller calls, webapp-hook.webapp-system", field(d, "spec", "dnsNames"))
+				}
+			}
+		}
+		if !slices.Equal(certs, []string{"webapp-hook-ca", "webapp-hook-tls"}) {
+			t.Errorf("Certificates %v; want the CA and the serving certificate", certs)
+		}
+		dryRun(t, "cert-manager", docs)
+	})
 	t.Run("secure overlay", func(t *testing.T) {
 		docs := secureOverlay(t)
 		for _, d := range docs {
@@ -352,19 +382,25 @@ func TestManifests(t *testing.T) {
 	})
 }
 
-// secureOverlay returns the objects metacontroller/secure renders to, with kubectl's built-in
-// kustomize (kubectl is built into bin/ with the control plane).
-func secureOverlay(t *testing.T) []obj {
+// renderKustomize returns the objects kustomize directory dir renders to, with kubectl's
+// built-in kustomize (kubectl is built into bin/ with the control plane).
+func renderKustomize(t testing.TB, dir string) []obj {
 	t.Helper()
-	out, err := exec.Command(filepath.Join(cluster.bin, "kubectl"), "kustomize", "../metacontroller/secure").Output()
+	out, err := exec.Command(filepath.Join(cluster.bin, "kubectl"), "kustomize", dir).Output()
 	if err != nil {
-		t.Fatalf("kubectl kustomize: %v", err)
+		t.Fatalf("kubectl kustomize %s: %v", dir, err)
 	}
 	docs, err := yamlDocs(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return docs
+}
+
+// secureOverlay returns the objects metacontroller/secure renders to.
+func secureOverlay(t *testing.T) []obj {
+	t.Helper()
+	return renderKustomize(t, "../metacontroller/secure")
 }
 
 // TestAnswers sends every golden answer of the sync and finalize tables, and every example's

@@ -266,16 +266,8 @@ type install struct {
 // renderInstall renders kustomize dir (relative to the repository root) with kubectl's kustomize.
 func renderInstall(t testing.TB, dir string) install {
 	t.Helper()
-	out, err := exec.Command(filepath.Join(cluster.bin, "kubectl"), "kustomize", filepath.Join("..", dir)).Output()
-	if err != nil {
-		t.Fatalf("kubectl kustomize %s: %v", dir, err)
-	}
-	docs, err := yamlDocs(out)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var in install
-	for _, d := range docs {
+	for _, d := range renderKustomize(t, filepath.Join("..", dir)) {
 		switch _, kind, _, name := identity(d); {
 		case kind == "CompositeController":
 			in.cc = d

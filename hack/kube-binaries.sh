@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the real components the end-to-end suite runs into bin/ (git-ignored), all from the Go
 # module proxy: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok,
-# plus kwok's stage definitions, and installs the Debian packages the rotation scripts use
+# plus kwok's stage definitions and cert-manager's CRDs, and installs the Debian packages the rotation scripts use
 # (openssl, curl) when they are missing. A binary already built at the pinned version is reused.
 #
 # First build on 2 cores: about 6 minutes (kube-apiserver alone about 4); seconds once cached.
@@ -14,6 +14,8 @@ export CGO_ENABLED=0
 
 ETCD_VERSION=$(awk '$1 == "require" && $2 == "go.etcd.io/etcd/server/v3" {print $3}' hack/etcd/go.mod)
 KWOK_VERSION=v0.8.0
+# cert-manager's CRDs, to dry-run metacontroller/cert-manager against the apiserver.
+CERT_MANAGER_VERSION=v1.21.2
 KUBE_VERSION=$(awk '$1 == "require" && $2 == "k8s.io/kubernetes" {print $3}' hack/kube/go.mod)
 
 BIN=$PWD/bin
@@ -43,6 +45,15 @@ if [ ! -f "$BIN/kwok-stages/$KWOK_VERSION" ]; then
     cp "$src/$stage.yaml" "$BIN/kwok-stages/"
   done
   touch "$BIN/kwok-stages/$KWOK_VERSION"
+fi
+
+if [ ! -f "$BIN/cert-manager-crds/$CERT_MANAGER_VERSION" ]; then
+  say "fetching cert-manager $CERT_MANAGER_VERSION's CRDs from the module proxy"
+  src=$(go mod download -json "github.com/cert-manager/cert-manager@$CERT_MANAGER_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -d "$src/deploy/crds" ] || { echo "no deploy/crds in cert-manager $CERT_MANAGER_VERSION" >&2; exit 1; }
+  rm -rf "$BIN/cert-manager-crds" && mkdir -p "$BIN/cert-manager-crds"
+  cp "$src"/deploy/crds/*.yaml "$BIN/cert-manager-crds/"
+  touch "$BIN/cert-manager-crds/$CERT_MANAGER_VERSION"
 fi
 
 missing=()
