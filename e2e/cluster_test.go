@@ -28,8 +28,15 @@ type controlPlane struct {
 	bin    string
 	server string // https://127.0.0.1:port
 	token  string
-	procs  []*process
+	// users maps each of testUsers to its bearer token.
+	users map[string]string
+	procs []*process
 }
+
+// testUsers are users with no rights of their own beyond those of every authenticated user (the
+// apiserver authorizes with RBAC), for tests to bind roles to: alice, bob and carol as people,
+// metacontroller-e2e as a Metacontroller with least privilege.
+var testUsers = []string{"alice", "bob", "carol", "metacontroller-e2e"}
 
 type process struct {
 	name string
@@ -45,7 +52,7 @@ func startControlPlane(ctx context.Context, bin string) (cp *controlPlane, err e
 	if err != nil {
 		return nil, err
 	}
-	cp = &controlPlane{dir: dir, bin: bin, token: randomHex(16)}
+	cp = &controlPlane{dir: dir, bin: bin, token: randomHex(16), users: map[string]string{}}
 	defer func() {
 		if err != nil {
 			cp.stop()
@@ -75,8 +82,15 @@ func startControlPlane(ctx context.Context, bin string) (cp *controlPlane, err e
 	if err := writeRSAKey(keyFile); err != nil {
 		return cp, err
 	}
+	// The admin, which every component and most tests use, is in system:masters, so that RBAC
+	// allows it everything; the test users are in no group of their own.
 	tokens := filepath.Join(dir, "tokens.csv")
-	if err := os.WriteFile(tokens, []byte(cp.token+",admin,admin,system:masters\n"), 0o600); err != nil {
+	csv := cp.token + ",admin,admin,system:masters\n"
+	for _, u := range testUsers {
+		cp.users[u] = randomHex(16)
+		csv += cp.users[u] + "," + u + "," + u + "\n"
+	}
+	if err := os.WriteFile(tokens, []byte(csv), 0o600); err != nil {
 		return cp, err
 	}
 	certDir := filepath.Join(dir, "certs")
@@ -90,7 +104,9 @@ func startControlPlane(ctx context.Context, bin string) (cp *controlPlane, err e
 		"--cert-dir", certDir,
 		"--endpoint-reconciler-type", "none",
 		"--token-auth-file", tokens,
-		"--authorization-mode", "AlwaysAllow",
+		// As a real cluster authorizes: the WebApp admission policy asks this authorizer what
+		// a WebApp's author may do.
+		"--authorization-mode", "Node,RBAC",
 		"--service-account-key-file", keyFile,
 		"--service-account-signing-key-file", keyFile,
 		"--service-account-issuer", "https://kubernetes.default.svc",
@@ -110,7 +126,9 @@ func startControlPlane(ctx context.Context, bin string) (cp *controlPlane, err e
 	if err := cp.start("kube-controller-manager",
 		"--kubeconfig", kubeconfig,
 		"--leader-elect=false",
-		"--controllers", "deployment,replicaset,garbagecollector,namespace,serviceaccount,disruption,horizontalpodautoscaling",
+		// clusterrole-aggregation fills edit, admin and view from the roles labelled
+		// aggregate-to-*, such as webapp-edit and webapp-view.
+		"--controllers", "deployment,replicaset,garbagecollector,namespace,serviceaccount,disruption,horizontalpodautoscaling,clusterrole-aggregation",
 		"--secure-port", "0",
 		// Rates that let the scale benchmark's thousands of pods come and go at the speed of a
 		// real cluster's control plane, not of client-go's defaults.
