@@ -53,18 +53,18 @@ type RelatedPod struct {
 
 // The related kinds the hook reads.
 const (
-	relatedPods        = "Pod.v1"
-	relatedConfigMaps  = "ConfigMap.v1"
-	relatedSecrets     = "Secret.v1"
+	relatedPods       = "Pod.v1"
+	relatedConfigMaps = "ConfigMap.v1"
+	relatedSecrets    = "Secret.v1"
 )
 
 // wireRelated decodes one related object by the kind it is filed under, keeping only what the
 // decision reads; objects of other kinds are skipped.
 type wireRelated struct {
-	pod        *RelatedPod
-	config     *ConfigRef
-	digest     string
-	namespace  string
+	pod       *RelatedPod
+	config    *ConfigRef
+	digest    string
+	namespace string
 }
 
 // UnmarshalJSONFrom implements json/v2's UnmarshalerFrom. A ConfigMap's or Secret's data is read
