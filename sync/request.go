@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -480,7 +481,7 @@ func requestError(err error, at string, in []byte) error {
 	case errors.As(err, &semanticErr):
 		got := semanticErr.JSONValue
 		if len(got) == 0 {
-			got = valueAt(in, semanticErr.JSONPointer)
+			got = valueAt(in, semanticErr.ByteOffset, semanticErr.JSONKind)
 		}
 		problem := fmt.Sprintf("expected %s, got %s", goTypeName(semanticErr.GoType), jsonValue(semanticErr.JSONKind, got))
 		if e := semanticErr.Err; e != nil && !isNumberSyntax(e) {
@@ -491,32 +492,52 @@ func requestError(err error, at string, in []byte) error {
 	return &RequestError{Field: at, Problem: "invalid JSON: " + err.Error()}
 }
 
-// valueAt returns the JSON value at pointer p in the JSON text in, or nil. It is only used to
-// quote a value in an error message, so it decodes in whole, generically.
-func valueAt(in []byte, p jsontext.Pointer) jsontext.Value {
-	var v any
-	if jsonv2.Unmarshal(in, &v, decodeOptions) != nil {
+// maxQuotedBytes bounds the bytes of a request valueAt reads: maxQuoted characters of at most
+// four bytes each, and the quotes around them.
+const maxQuotedBytes = 4*maxQuoted + 2
+
+// valueAt returns the JSON number or string of kind k that starts at byte off of in, for an error
+// message to quote (jsonValue), or nil: for any other kind, which no message quotes, and when no
+// such value starts there (an offset of an inner decode, relative to another text). It reads at
+// most maxQuotedBytes of in and decodes nothing, so that an error about a large body costs no
+// more than the body did: a string longer than that is returned cut, without its closing quote,
+// which quoteRaw marks with "…".
+func valueAt(in []byte, off int64, k jsontext.Kind) jsontext.Value {
+	if off < 0 || off >= int64(len(in)) {
 		return nil
 	}
-	for tok := range p.Tokens() {
-		switch x := v.(type) {
-		case map[string]any:
-			v = x[tok]
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(x) {
-				return nil
-			}
-			v = x[i]
-		default:
+	window := in[off:min(int64(len(in)), off+maxQuotedBytes)]
+	switch k {
+	case '0':
+		if c := window[0]; c != '-' && (c < '0' || c > '9') {
 			return nil
 		}
+		n := 1
+		for n < len(window) && strings.IndexByte("+-.0123456789eE", window[n]) >= 0 {
+			n++
+		}
+		return window[:n]
+	case '"':
+		if window[0] != '"' {
+			return nil
+		}
+		for i := 1; i < len(window); i++ {
+			switch window[i] {
+			case '\\':
+				i++
+			case '"':
+				return window[:i+1]
+			}
+		}
+		for range utf8.UTFMax - 1 { // never cut a character in two
+			if r, size := utf8.DecodeLastRune(window); len(window) < 2 || r != utf8.RuneError || size > 1 {
+				break
+			}
+			window = window[:len(window)-1]
+		}
+		return window
 	}
-	b, err := jsonv2.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	return b
+	return nil
 }
 
 // isNumberSyntax reports json/v2's error for a number that is not an integer, which the
@@ -626,10 +647,31 @@ func goTypeName(t reflect.Type) string {
 	return t.Kind().String()
 }
 
-// quoteRaw renders a raw JSON value for a message, shortened like quote.
+// quoteRaw renders a raw JSON value for a message, shortened like quote to maxQuoted characters,
+// and marked "…" when shortened or when it is a string cut before its closing quote (valueAt).
+// It reads no more of raw than it shows, however large raw is.
 func quoteRaw(raw []byte) string {
-	if r := []rune(string(raw)); len(r) > maxQuoted {
-		return string(r[:maxQuoted]) + "…"
+	n, end := 0, 0
+	for end < len(raw) && n < maxQuoted {
+		_, size := utf8.DecodeRune(raw[end:])
+		end += size
+		n++
+	}
+	if end < len(raw) || len(raw) > 0 && raw[0] == '"' && !closedString(raw) {
+		return string(raw[:end]) + "…"
 	}
 	return string(raw)
+}
+
+// closedString reports whether raw, a JSON string's text from its opening quote, also holds its
+// closing quote: it ends in a quote that no backslash escapes.
+func closedString(raw []byte) bool {
+	if len(raw) < 2 || raw[len(raw)-1] != '"' {
+		return false
+	}
+	backslashes := 0
+	for i := len(raw) - 2; i > 0 && raw[i] == '\\'; i-- {
+		backslashes++
+	}
+	return backslashes%2 == 0
 }

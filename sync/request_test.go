@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -573,6 +574,111 @@ func (r requestFile) decode(t *testing.T) *sync.Request {
 		t.Fatalf("%s: %v", r.file, err)
 	}
 	return req
+}
+
+// TestDecodeRequestErrorCost sends bodies of about 14 MB that are wrong in one small place, before
+// and after their bulk, and checks that the error still names the field, quotes a short value,
+// and that decoding allocated at most a small multiple of the body: no error path decodes the
+// body again. (Quoting a value once decoded the whole body generically, 60 times its size for a
+// body of small objects: 827 MB for 14 MB.) TotalAlloc counts every byte allocated in between,
+// garbage included, so it bounds the peak from above whatever the collector does.
+func TestDecodeRequestErrorCost(t *testing.T) {
+	const size = 14 << 20
+	large, err := os.ReadFile(filepath.Join("..", "webhook", "testdata", "large.request.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withPods, err := hooktest.WithPods(large, 3000) // 13 MB of real-looking pods
+	if err != nil {
+		t.Fatal(err)
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(withPods, &members); err != nil {
+		t.Fatal(err)
+	}
+	pods := string(members["related"])
+	objects := "[" + strings.Repeat("{},", size/3) + "{}]" // what a generic decode costs most for
+	numbers := "[" + strings.Repeat("0,", size/2) + "0]"
+	badName := `"parent":{"metadata":{"name":{},"namespace":"n"}}`
+	tests := []struct {
+		name, body  string
+		wantField   string
+		wantProblem string // exactly
+	}{
+		{"name an object, before 13 MB of pods", `{` + badName + `,"related":` + pods + `}`, "parent.metadata.name", "expected string, got JSON object"},
+		{"name an object, after 13 MB of pods", `{"related":` + pods + `,` + badName + `}`, "parent.metadata.name", "expected string, got JSON object"},
+		{"name an object, after 14 MB of small objects", `{"controller":` + objects + `,` + badName + `}`, "parent.metadata.name", "expected string, got JSON object"},
+		{"name a number, after 14 MB of numbers", `{"controller":` + numbers + `,"parent":{"metadata":{"name":-7.5e3,"namespace":"n"}}}`, "parent.metadata.name", "expected string, got JSON number -7.5e3"},
+		{"generation a 14 MB string", `{"parent":{"metadata":{"name":"a","namespace":"n","generation":"` + strings.Repeat("é", size/2) + `"}}}`, "parent.metadata.generation", `expected integer (64-bit), got JSON string "` + strings.Repeat("é", 79) + "…"},
+		{"a 14 MB child of another kind with a kind of the wrong type", `{"parent":{"metadata":{"name":"a","namespace":"n"}},"children":{"Other.v1":{"a":{"apiVersion":"v1","metadata":{"name":"a"},"data":` + objects + `,"kind":5}}}}`, `children["Other.v1"].a.kind`, "expected string, got JSON number 5"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := []byte(tt.body)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			_, err := sync.DecodeRequest(body)
+			runtime.ReadMemStats(&after)
+			var reqErr *sync.RequestError
+			if !errors.As(err, &reqErr) {
+				t.Fatalf("error = %v; want a *sync.RequestError", err)
+			}
+			if reqErr.Field != tt.wantField || reqErr.Problem != tt.wantProblem {
+				t.Errorf("error = %q: %.200q; want %q: %.200q", reqErr.Field, reqErr.Problem, tt.wantField, tt.wantProblem)
+			}
+			allocated := after.TotalAlloc - before.TotalAlloc
+			t.Logf("%.1f MB body: %.1f MB allocated (%.2f times the body)", float64(len(body))/1e6, float64(allocated)/1e6, float64(allocated)/float64(len(body)))
+			if limit := 3 * allocationSlack * uint64(len(body)); allocated > limit {
+				t.Errorf("decoding allocated %d bytes, %.1f times the %d-byte body; want at most %d times", allocated, float64(allocated)/float64(len(body)), len(body), 3*allocationSlack)
+			}
+		})
+	}
+}
+
+// TestErrorQuotesShortValues checks how an error quotes the value at fault: numbers and strings
+// as written, cut to 80 characters, never a character in two, and a string cut before its end
+// marked so; other kinds by their kind alone.
+func TestErrorQuotesShortValues(t *testing.T) {
+	tests := []struct {
+		name, name2 string // the JSON text of parent.metadata.name
+		want        string
+	}{
+		{"number as written", `-7.5e3`, "expected string, got JSON number -7.5e3"},
+		{"number before a space", `12 `, "expected string, got JSON number 12"},
+		{"object", `{"a": "b"}`, "expected string, got JSON object"},
+		{"array", `["a"]`, "expected string, got JSON array"},
+		{"bool", `true`, "expected string, got JSON bool"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := sync.DecodeRequest([]byte(`{"parent": {"metadata": {"namespace": "n", "name": ` + tt.name2 + `}}}`))
+			var reqErr *sync.RequestError
+			if !errors.As(err, &reqErr) || reqErr.Field != "parent.metadata.name" || reqErr.Problem != tt.want {
+				t.Errorf("error = %v; want parent.metadata.name: %s", err, tt.want)
+			}
+		})
+	}
+	strs := []struct {
+		name, value string // the JSON text of parent.metadata.generation
+		want        string
+	}{
+		{"short string", `"1"`, `"1"`},
+		{"escapes kept", `"a\"b\\"`, `"a\"b\\"`},
+		{"80 characters with its quotes", `"` + strings.Repeat("é", 78) + `"`, `"` + strings.Repeat("é", 78) + `"`},
+		{"81 characters with its quotes", `"` + strings.Repeat("é", 79) + `"`, `"` + strings.Repeat("é", 79) + "…"},
+		{"long string cut", `"` + strings.Repeat("é", 300) + `"`, `"` + strings.Repeat("é", 79) + "…"},
+		{"four-byte characters cut whole", `"` + strings.Repeat("😀", 300) + `"`, `"` + strings.Repeat("😀", 79) + "…"},
+	}
+	for _, tt := range strs {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := sync.DecodeRequest([]byte(`{"parent": {"metadata": {"namespace": "n", "name": "a", "generation": ` + tt.value + `}}}`))
+			want := "parent.metadata.generation: expected integer (64-bit), got JSON string " + tt.want
+			if err == nil || err.Error() != want {
+				t.Errorf("error = %v;\nwant %s", err, want)
+			}
+		})
+	}
 }
 
 // TestDecodeRequestDoesNotAlias checks that nothing decoded refers to the body, so that the

@@ -1,0 +1,6 @@
+//go:build !race
+
+package sync_test
+
+// allocationSlack widens allocation bounds under the race detector; without it, none.
+const allocationSlack = 1

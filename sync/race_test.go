@@ -1,0 +1,7 @@
+//go:build race
+
+package sync_test
+
+// allocationSlack widens allocation bounds under the race detector, which allocates shadow memory
+// for what the code allocates.
+const allocationSlack = 2
