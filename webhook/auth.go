@@ -13,21 +13,24 @@ import (
 	"slices"
 	"strings"
 	stdsync "sync"
-	"time"
+	"sync/atomic"
 )
 
 // TokenFile holds the bearer tokens that may call the hooks, read from a file with one token per
 // line (blank lines and lines starting with # are ignored; spaces around a token are trimmed, as
-// Metacontroller trims the value it sends). Reload re-reads the file when its size or
-// modification time changed, so that rotating a mounted Secret needs no restart. It is safe for
-// concurrent use.
+// Metacontroller trims the value it sends). Reload re-reads the file and takes it up when its
+// content changed, judged by a SHA-256 of its bytes, never by size or modification time, so that
+// rotating a mounted Secret needs no restart and any new content counts. A file that lists no
+// token (empty, or only comments and blank lines) accepts none: every hook call gets 401, which
+// revokes every token at once; it never means "no authentication". It is safe for concurrent use.
 type TokenFile struct {
 	path string
 
-	mu      stdsync.RWMutex
-	tokens  []acceptedToken
-	size    int64
-	modTime time.Time
+	mu     stdsync.RWMutex
+	tokens []acceptedToken
+	sum    [sha256.Size]byte // of the file's bytes when tokens were read
+
+	reloadErrors atomic.Uint64
 }
 
 // acceptedToken is a token as the hook keeps it: never its value.
@@ -56,8 +59,8 @@ func Fingerprint(token string) string {
 	return hex.EncodeToString(mac.Sum(nil)[:6])
 }
 
-// LoadTokenFile reads path. It fails when the file cannot be read or holds no token: a hook that
-// asks for tokens must never start open by mistake.
+// LoadTokenFile reads path. It fails when the file cannot be read: with no tokens read before,
+// there is nothing to accept. A file that lists no token loads, and accepts none.
 func LoadTokenFile(path string) (*TokenFile, error) {
 	f := &TokenFile{path: path}
 	if _, err := f.Reload(); err != nil {
@@ -66,43 +69,45 @@ func LoadTokenFile(path string) (*TokenFile, error) {
 	return f, nil
 }
 
-// Reload re-reads the file if it changed and reports whether it did. On an error (unreadable,
-// or no token left) the tokens read before stay in force.
+// Reload re-reads the file and reports whether its content changed since the tokens in force were
+// read; if it did, its tokens are in force from now on, none if it lists none. When the file
+// cannot be read, the tokens read before stay in force, the error is returned and counted
+// (ReloadErrors), and the next Reload tries again. The file is read whole every time: it is a
+// few lines, and a SHA-256 of them is what tells a change.
 func (f *TokenFile) Reload() (changed bool, err error) {
-	info, err := os.Stat(f.path)
+	data, err := os.ReadFile(f.path)
 	if err != nil {
+		f.reloadErrors.Add(1)
 		return false, fmt.Errorf("token file: %w", err)
 	}
+	sum := sha256.Sum256(data)
 	f.mu.RLock()
-	same := info.Size() == f.size && info.ModTime().Equal(f.modTime) && f.tokens != nil
+	same := f.tokens != nil && sum == f.sum
 	f.mu.RUnlock()
 	if same {
 		return false, nil
 	}
-	data, err := os.ReadFile(f.path)
-	if err != nil {
-		return false, fmt.Errorf("token file: %w", err)
-	}
-	var tokens []acceptedToken
+	tokens := []acceptedToken{} // never nil once read: nil means never read
 	for line := range bytes.SplitSeq(data, []byte("\n")) {
 		line = bytes.TrimSpace(line)
 		if len(line) > 0 && line[0] != '#' {
 			tokens = append(tokens, acceptedToken{sum: sha256.Sum256(line), fingerprint: Fingerprint(string(line))})
 		}
 	}
-	if len(tokens) == 0 {
-		return false, fmt.Errorf("token file %s holds no token", f.path)
-	}
 	f.mu.Lock()
-	f.tokens, f.size, f.modTime = tokens, info.Size(), info.ModTime()
+	f.tokens, f.sum = tokens, sum
 	f.mu.Unlock()
 	return true, nil
 }
+
+// ReloadErrors counts the Reloads that could not read the file since it was loaded.
+func (f *TokenFile) ReloadErrors() uint64 { return f.reloadErrors.Load() }
 
 // Match reports whether an Authorization header carries one of the tokens as a Bearer token and,
 // if so, that token's Fingerprint. The SHA-256 of the given token is compared with every token's
 // in constant time, so neither which token matched nor any token's length shows in the time
 // taken. When the file lists a token twice, the last one matches; both have one fingerprint.
+// With no token in force, nothing matches, an empty token included.
 func (f *TokenFile) Match(authorization string) (fingerprint string, ok bool) {
 	scheme, token, ok := strings.Cut(authorization, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
@@ -122,7 +127,7 @@ func (f *TokenFile) Match(authorization string) (fingerprint string, ok bool) {
 }
 
 // Fingerprints returns the Fingerprint of every token in force, in the file's order, each once
-// however many times the file lists its token.
+// however many times the file lists its token; none when the file lists none.
 func (f *TokenFile) Fingerprints() []string {
 	f.mu.RLock()
 	defer f.mu.RUnlock()

@@ -73,40 +73,127 @@ func TestTokens(t *testing.T) {
 			}
 		})
 	}
+}
 
-	t.Run("rotation", func(t *testing.T) {
-		if changed, err := tokens.Reload(); changed || err != nil {
-			t.Fatalf("Reload of an unchanged file = %v, %v; want false, nil", changed, err)
-		}
-		writeTokens(t, path, "third-token\n", time.Unix(2000, 0))
-		if changed, err := tokens.Reload(); !changed || err != nil {
-			t.Fatalf("Reload after rotation = %v, %v; want true, nil", changed, err)
-		}
-		if code, _ := call("POST", "/sync", "Bearer third-token"); code != 200 {
-			t.Errorf("new token: %d; want 200", code)
-		}
-		if code, _ := call("POST", "/sync", "Bearer first-token"); code != 401 {
-			t.Errorf("rotated-out token: %d; want 401", code)
-		}
-		writeTokens(t, path, "\n# empty\n", time.Unix(3000, 0))
-		if _, err := tokens.Reload(); err == nil {
-			t.Error("Reload of a file with no token succeeded; want an error")
-		}
-		if code, _ := call("POST", "/sync", "Bearer third-token"); code != 200 {
-			t.Errorf("after a failed reload the last good tokens must hold: %d", code)
-		}
-	})
+// TestTokenReload follows a token file through rotations, one step after the other: a change is
+// told by the file's content, whatever its size and modification time say; a file that lists no
+// token accepts none; a file that cannot be read keeps the tokens in force, and is counted.
+func TestTokenReload(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tokens")
+	mod := time.Unix(1000, 0)
+	writeTokens(t, path, "first-token\n", mod)
+	tokens, err := webhook.LoadTokenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHandler(webhook.Options{Tokens: tokens})
+	code := func(token string) int {
+		req := httptest.NewRequest("POST", "/sync", strings.NewReader(readExample(t, "create.request.json")))
+		req.Header.Set("Authorization", "Bearer "+token)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	steps := []struct {
+		name string
+		// content is written with the modification time mod, unless remove or directory.
+		content           string
+		mod               time.Time
+		remove, directory bool
 
-	t.Run("a file with no token is refused", func(t *testing.T) {
-		empty := filepath.Join(t.TempDir(), "empty")
-		writeTokens(t, empty, "\n", time.Unix(1000, 0))
-		if _, err := webhook.LoadTokenFile(empty); err == nil {
-			t.Error("LoadTokenFile accepted a file with no token")
+		wantChanged      bool
+		wantErr          bool
+		accepted         []string
+		refused          []string
+		wantReloadErrors uint64
+	}{
+		{name: "unchanged", content: "first-token\n", mod: mod, accepted: []string{"first-token"}},
+		{name: "the same bytes with a new time", content: "first-token\n", mod: time.Unix(1500, 0), accepted: []string{"first-token"}},
+		{name: "rotated", content: "first-token\nthird-token\n", mod: time.Unix(2000, 0), wantChanged: true, accepted: []string{"first-token", "third-token"}},
+		{name: "another token of the same length, the time restored", content: "first-token\nother-token\n", mod: time.Unix(2000, 0), wantChanged: true,
+			accepted: []string{"first-token", "other-token"}, refused: []string{"third-token"}},
+		{name: "the file gone: the tokens in force stay", remove: true, wantErr: true, wantReloadErrors: 1,
+			accepted: []string{"first-token", "other-token"}},
+		{name: "a directory in its place: the same", directory: true, wantErr: true, wantReloadErrors: 2,
+			accepted: []string{"first-token", "other-token"}},
+		{name: "only comments and blank lines: no token is valid", content: "# revoked\n\n  \n", mod: time.Unix(3000, 0), wantChanged: true, wantReloadErrors: 2,
+			refused: []string{"first-token", "other-token", "# revoked", ""}},
+		{name: "empty: still none", content: "", mod: time.Unix(3000, 0), wantChanged: true, wantReloadErrors: 2,
+			refused: []string{"first-token", "other-token", ""}},
+		{name: "a token again", content: "fifth-token\n", mod: time.Unix(3000, 0), wantChanged: true, wantReloadErrors: 2,
+			accepted: []string{"fifth-token"}, refused: []string{"first-token"}},
+	}
+	for _, st := range steps {
+		os.RemoveAll(path)
+		switch {
+		case st.directory:
+			if err := os.Mkdir(path, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		case !st.remove:
+			writeTokens(t, path, st.content, st.mod)
 		}
-		if _, err := webhook.LoadTokenFile(filepath.Join(t.TempDir(), "missing")); err == nil {
-			t.Error("LoadTokenFile accepted a missing file")
+		changed, err := tokens.Reload()
+		if changed != st.wantChanged || (err != nil) != st.wantErr {
+			t.Errorf("%s: Reload = %v, %v; want changed %v, error %v", st.name, changed, err, st.wantChanged, st.wantErr)
 		}
-	})
+		for _, tok := range st.accepted {
+			if got := code(tok); got != 200 {
+				t.Errorf("%s: token %q got %d; want 200", st.name, tok, got)
+			}
+		}
+		for _, tok := range st.refused {
+			if got := code(tok); got != 401 {
+				t.Errorf("%s: token %q got %d; want 401", st.name, tok, got)
+			}
+		}
+		if got := tokens.ReloadErrors(); got != st.wantReloadErrors {
+			t.Errorf("%s: ReloadErrors() = %d; want %d", st.name, got, st.wantReloadErrors)
+		}
+		if got, want := len(tokens.Fingerprints()), len(st.accepted); got != want {
+			t.Errorf("%s: %d fingerprints in force; want %d", st.name, got, want)
+		}
+	}
+	rec := httptest.NewRecorder()
+	h.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if want := `webapp_hook_credential_reload_errors_total{file="token"} 2`; !strings.Contains(rec.Body.String(), want) {
+		t.Errorf("/metrics lacks %s", want)
+	}
+
+	for _, tt := range []struct {
+		name, content string
+		missing       bool
+		wantErr       bool
+	}{
+		{name: "a missing file does not load: there is nothing to accept", missing: true, wantErr: true},
+		{name: "an empty file loads, and accepts no token", content: ""},
+		{name: "a file of comments loads, and accepts no token", content: "# none yet\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "tokens")
+			if !tt.missing {
+				writeTokens(t, p, tt.content, mod)
+			}
+			f, err := webhook.LoadTokenFile(p)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("LoadTokenFile = %v; want an error: %v", err, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			h := newHandler(webhook.Options{Tokens: f})
+			for _, auth := range []string{"", "Bearer ", "Bearer # none yet", "Bearer x"} {
+				req := httptest.NewRequest("POST", "/sync", strings.NewReader(readExample(t, "create.request.json")))
+				req.Header.Set("Authorization", auth)
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != 401 {
+					t.Errorf("Authorization %q: %d; want 401", auth, rec.Code)
+				}
+			}
+		})
+	}
 }
 
 // TestFingerprint pins Fingerprint to the value openssl computes, which hack/rotate-token.sh

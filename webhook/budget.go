@@ -1,26 +1,26 @@
 package webhook
 
 import (
-	"container/list"
 	"context"
-	stdsync "sync"
+
+	"golang.org/x/sync/semaphore"
 )
 
 // budget bounds the bytes of request bodies being answered at once, so that a burst of large
 // requests (WebApps with many pods: 4.6 MB for 1,000) waits its turn instead of holding more
-// memory than the hook's container has. Callers are served first come, first served; a caller
+// memory than the hook's container has. It is a semaphore.Weighted, which serves callers first
+// come, first served: a caller that does not fit holds back every caller after it, even those
+// that would fit, so that large requests are never starved by a stream of small ones. A caller
 // asking for more than the whole budget is given the whole budget. A nil *budget bounds nothing.
+//
+// BenchmarkBudget measured it against the hand-written FIFO list it replaced, on a loaded 2-core
+// machine: the same allocations (one of 24 bytes a call when alone), and times within each
+// other's noise (54–176 ns against 53–222 ns alone; 0.4–1.9 µs against 0.4–1.3 µs from 8
+// goroutines), against the 9 µs of the cheapest hook call (an answer from the cache) and the
+// 40 µs and more of any other.
 type budget struct {
 	max int64
-
-	mu      stdsync.Mutex
-	used    int64
-	waiters list.List // of *waiter, oldest first
-}
-
-type waiter struct {
-	n     int64
-	ready chan struct{}
+	sem *semaphore.Weighted
 }
 
 // newBudget returns a budget of max bytes, or nil (no bound) for max <= 0.
@@ -28,59 +28,19 @@ func newBudget(max int64) *budget {
 	if max <= 0 {
 		return nil
 	}
-	return &budget{max: max}
+	return &budget{max: max, sem: semaphore.NewWeighted(max)}
 }
 
-// acquire waits until n bytes are free and takes them, or returns ctx's error (the caller gave up,
-// or the server is shutting down) having taken nothing. release gives them back.
+// acquire waits until n bytes are free and takes them, or returns ctx's error (the caller gave
+// up, its wait timed out, or the server is shutting down) having taken nothing. release gives
+// them back; it must be called once. A negative n counts as 0.
 func (b *budget) acquire(ctx context.Context, n int64) (release func(), err error) {
 	if b == nil {
 		return func() {}, nil
 	}
-	n = min(max(n, 0), b.max)
-	b.mu.Lock()
-	if b.waiters.Len() == 0 && b.used+n <= b.max {
-		b.used += n
-		b.mu.Unlock()
-		return func() { b.release(n) }, nil
+	n = min(max(n, 0), b.max) // semaphore.Weighted would wait for ever for more than it has
+	if err := b.sem.Acquire(ctx, n); err != nil {
+		return nil, err
 	}
-	w := &waiter{n: n, ready: make(chan struct{})}
-	el := b.waiters.PushBack(w)
-	b.mu.Unlock()
-	select {
-	case <-w.ready:
-		return func() { b.release(n) }, nil
-	case <-ctx.Done():
-		b.mu.Lock()
-		select {
-		case <-w.ready: // granted meanwhile: give it back
-			b.used -= n
-		default:
-			b.waiters.Remove(el)
-		}
-		b.grant()
-		b.mu.Unlock()
-		return nil, ctx.Err()
-	}
-}
-
-func (b *budget) release(n int64) {
-	b.mu.Lock()
-	b.used -= n
-	b.grant()
-	b.mu.Unlock()
-}
-
-// grant hands free bytes to the waiters in order, stopping at the first that does not fit.
-// b.mu is held.
-func (b *budget) grant() {
-	for el := b.waiters.Front(); el != nil; el = b.waiters.Front() {
-		w := el.Value.(*waiter)
-		if b.used+w.n > b.max {
-			return
-		}
-		b.used += w.n
-		b.waiters.Remove(el)
-		close(w.ready)
-	}
+	return func() { b.sem.Release(n) }, nil
 }

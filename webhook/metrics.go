@@ -89,25 +89,32 @@ var (
 	certificateDesc = prometheus.NewDesc("webapp_hook_tls_certificate_expiry_timestamp_seconds",
 		"When the certificate the hook serves now expires, in Unix seconds, by the SHA-256 of its DER encoding.",
 		[]string{"sha256"}, nil)
+	reloadErrorsDesc = prometheus.NewDesc("webapp_hook_credential_reload_errors_total",
+		"Reloads of the token file (file=\"token\") or the TLS files (file=\"tls\") that failed, keeping what was in force.",
+		[]string{"file"}, nil)
 )
 
-// Describe sends the descriptions of both credential metrics.
+// Describe sends the descriptions of the credential metrics.
 func (c credentials) Describe(ch chan<- *prometheus.Desc) {
 	ch <- tokenDesc
 	ch <- certificateDesc
+	ch <- reloadErrorsDesc
 }
 
-// Collect sends one webapp_hook_tokens series per accepted token and, with TLS, the served
-// certificate's expiry.
+// Collect sends one webapp_hook_tokens series per accepted token (none when the token file lists
+// none) and, with TLS, the served certificate's expiry; and, for each of the two that is
+// configured, how many of its reloads failed.
 func (c credentials) Collect(ch chan<- prometheus.Metric) {
 	if c.tokens != nil {
 		for _, fp := range c.tokens.Fingerprints() {
 			ch <- prometheus.MustNewConstMetric(tokenDesc, prometheus.GaugeValue, 1, fp)
 		}
+		ch <- prometheus.MustNewConstMetric(reloadErrorsDesc, prometheus.CounterValue, float64(c.tokens.ReloadErrors()), "token")
 	}
 	if c.tlsFiles != nil {
 		sum, notAfter := c.tlsFiles.Certificate()
 		ch <- prometheus.MustNewConstMetric(certificateDesc, prometheus.GaugeValue, float64(notAfter.Unix()), sum)
+		ch <- prometheus.MustNewConstMetric(reloadErrorsDesc, prometheus.CounterValue, float64(c.tlsFiles.ReloadErrors()), "tls")
 	}
 }
 
@@ -150,6 +157,10 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	}
 	return w.ResponseWriter.Write(b)
 }
+
+// Unwrap returns the ResponseWriter written through, so that an http.ResponseController can
+// reach the connection's deadlines (serveHook sets the body's).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // serveMetrics handles GET /metrics in the Prometheus text format.
 func (m *metrics) serveMetrics() http.Handler {

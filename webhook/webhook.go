@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -11,11 +12,14 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	stdsync "sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 
@@ -33,6 +37,23 @@ const DefaultMaxBodyBytes = 16 << 20
 // about three times its size at its peak, so this keeps the hook within its 128Mi container.
 const DefaultMaxInflightBodyBytes = 16 << 20
 
+// DefaultInflightWait is how long a hook call waits for its share of the in-flight body budget
+// when Options.InflightWait is 0. A call still waiting then is answered 503 with Retry-After:
+// Metacontroller retries it with backoff, and the wait stays well inside its 10 s hook timeout.
+// An ordinary sync waits microseconds; 2 s is room for one 1,000-pod request ahead of it to be
+// answered (about 40 ms) many times over.
+const DefaultInflightWait = 2 * time.Second
+
+// DefaultBodyTimeout is how long after its headers a hook call's body may take to arrive when
+// Options.BodyTimeout is 0, the wait for the in-flight budget included. A client that sends its
+// body more slowly is cut off with 408, and gives its share of the budget back. It is half of
+// Metacontroller's 10 s hook timeout: in the cluster a 16 MiB body arrives in well under a second.
+const DefaultBodyTimeout = 5 * time.Second
+
+// maxLoggedPath bounds the bytes of a request path that a log line or an error repeats: a path
+// may be as long as the 64 KiB of headers the server accepts.
+const maxLoggedPath = 256
+
 // DefaultCacheBytes is the size of the answer cache that the webapp-hook command uses by default.
 // A sync answer for a WebApp with a Deployment and a Service measures about 1.6 KB (1.1 to 1.9 KB
 // for the examples and Metacontroller's recorded requests) and its entry about 2.1 KB with its
@@ -46,10 +67,19 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxBodyBytes limits request bodies; larger ones get 413. 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// MaxInflightBodyBytes bounds the bytes of request bodies answered at once (by their
-	// Content-Length, or MaxBodyBytes without one); a call that would go over waits its turn. 0
-	// means DefaultMaxInflightBodyBytes; a negative value means no bound.
+	// MaxInflightBodyBytes bounds the bytes of request bodies answered at once, by their
+	// Content-Length; a call that would go over waits its turn, first come first served, for at
+	// most InflightWait. 0 means DefaultMaxInflightBodyBytes; a negative value means no bound.
 	MaxInflightBodyBytes int64
+	// InflightWait bounds how long a call waits for its share of MaxInflightBodyBytes before it
+	// is answered 503 with a Retry-After header. 0 means DefaultInflightWait.
+	InflightWait time.Duration
+	// BodyTimeout bounds how long a call's body may take to arrive, counted from the end of its
+	// headers and including the wait for the budget; a body still arriving then is cut off with
+	// 408. 0 means DefaultBodyTimeout. It needs a ResponseWriter that can set read deadlines
+	// (http.ResponseController), as net/http's server gives; with another, such as an
+	// httptest.ResponseRecorder, the body is not timed.
+	BodyTimeout time.Duration
 	// Now is the clock for condition transition times. Nil means time.Now.
 	Now func() time.Time
 	// CacheBytes bounds the answers kept for requests that come again byte for byte, as every
@@ -67,6 +97,12 @@ type Options struct {
 	// RequireClientCert makes the hook routes answer 401 unless the TLS connection presented a
 	// verified client certificate (see TLSFiles). Health checks and metrics stay open.
 	RequireClientCert bool
+	// ClientCertNames, when set with RequireClientCert, are the only names a client certificate
+	// may be issued to: one of its DNS subject alternative names must equal one of them, ignoring
+	// case (a wildcard name matches only the same wildcard). A certificate the CA issued to any
+	// other name, or with no DNS name, gets 401; its subject's common name is never read. Empty
+	// accepts any certificate the CA signed.
+	ClientCertNames []string
 	// PodDiagnosis makes the customize answer ask for each WebApp's pods, so that the status says
 	// why pods of the current spec cannot start (sync.CustomizeOptions.Pods).
 	PodDiagnosis bool
@@ -97,6 +133,12 @@ func New(opts Options) *Handler {
 	if opts.MaxInflightBodyBytes == 0 {
 		opts.MaxInflightBodyBytes = DefaultMaxInflightBodyBytes
 	}
+	if opts.InflightWait <= 0 {
+		opts.InflightWait = DefaultInflightWait
+	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = DefaultBodyTimeout
+	}
 	h := &Handler{opts: opts, cache: newAnswerCache(opts.CacheBytes), inflight: newBudget(opts.MaxInflightBodyBytes)}
 	h.metrics = newMetrics(h.cache, opts.Tokens, opts.TLS)
 	h.ready.Store(true)
@@ -110,10 +152,10 @@ func New(opts Options) *Handler {
 	r.Get("/healthz", h.serveHealthz)
 	r.Get("/readyz", h.serveReadyz)
 	r.NotFound(h.handle(func(w http.ResponseWriter, r *http.Request) error {
-		return &Error{Code: http.StatusNotFound, Message: fmt.Sprintf("no route %s %s", r.Method, r.URL.Path)}
+		return &routeError{code: http.StatusNotFound}
 	}))
 	r.MethodNotAllowed(h.handle(func(w http.ResponseWriter, r *http.Request) error {
-		return &Error{Code: http.StatusMethodNotAllowed, Message: fmt.Sprintf("method %s not allowed on %s", r.Method, r.URL.Path)}
+		return &routeError{code: http.StatusMethodNotAllowed}
 	}))
 	h.router = r
 	return h
@@ -134,10 +176,43 @@ type Error struct {
 	Code int
 	// Message is sent to the client as {"error": Message}; it must not hold internal details.
 	Message string
+	// RetryAfter, when positive, is sent as a Retry-After header, in whole seconds rounded up.
+	RetryAfter time.Duration
 }
 
 // Error returns the message.
 func (e *Error) Error() string { return e.Message }
+
+// routeError is a request for no route (404) or with a method its route does not take (405).
+// The client is told the method and the path, cut to maxLoggedPath; the log line names them
+// already, so the error itself says neither.
+type routeError struct{ code int }
+
+// Error returns the status text, "Not Found" or "Method Not Allowed".
+func (e *routeError) Error() string { return http.StatusText(e.code) }
+
+// message is what the client is told about r.
+func (e *routeError) message(r *http.Request) string {
+	if e.code == http.StatusMethodNotAllowed {
+		return fmt.Sprintf("method %s not allowed on %s", r.Method, clip(r.URL.Path, maxLoggedPath))
+	}
+	return fmt.Sprintf("no route %s %s", r.Method, clip(r.URL.Path, maxLoggedPath))
+}
+
+// clip returns s cut to at most n bytes, never inside a character, marked "…" when cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for range utf8.UTFMax - 1 {
+		if r, size := utf8.DecodeLastRuneInString(s); r != utf8.RuneError || size > 1 || s == "" {
+			break
+		}
+		s = s[:len(s)-1]
+	}
+	return s + "…"
+}
 
 // errorBody is the JSON body of every non-200 answer.
 type errorBody struct {
@@ -161,18 +236,36 @@ func (h *Handler) serveCustomize(w http.ResponseWriter, r *http.Request) error {
 	return h.serveHook(w, r, "customize")
 }
 
+// serveHook answers one hook call. What a call may cost is settled before any of its body is
+// read: it must declare its length (411 without, 413 over MaxBodyBytes), wait at most
+// InflightWait for that many bytes of the in-flight budget (503 and Retry-After after), and its
+// body must have arrived BodyTimeout after its headers (408 after), when the budget it holds is
+// given back.
 func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string) error {
 	start := time.Now()
 	if ct := r.Header.Get("Content-Type"); !jsonContentType(ct) {
 		return &Error{Code: http.StatusUnsupportedMediaType, Message: fmt.Sprintf("content type %q is not supported: send application/json", ct)}
 	}
 	size := r.ContentLength
-	if size < 0 {
-		size = h.opts.MaxBodyBytes
+	switch {
+	case size < 0: // chunked, or HTTP/2 without the header: its cost would be unknown until read
+		return &Error{Code: http.StatusLengthRequired, Message: "a Content-Length is required"}
+	case size > h.opts.MaxBodyBytes:
+		return fmt.Errorf("%s request declares %d bytes: %w", hook, size, &http.MaxBytesError{Limit: h.opts.MaxBodyBytes})
 	}
-	release, err := h.inflight.acquire(r.Context(), size)
+	rc := http.NewResponseController(w)
+	if err := rc.SetReadDeadline(start.Add(h.opts.BodyTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return fmt.Errorf("set the deadline of the %s request body: %w", hook, err)
+	}
+	wait, cancel := context.WithTimeout(r.Context(), h.opts.InflightWait)
+	release, err := h.inflight.acquire(wait, size)
+	cancel()
 	if err != nil {
-		return fmt.Errorf("wait to read %s request: %w", hook, err)
+		return fmt.Errorf("wait for %d bytes of the in-flight budget for a %s request: %w", size, hook, &Error{
+			Code:       http.StatusServiceUnavailable,
+			Message:    fmt.Sprintf("busy: other requests hold the in-flight body budget; retry in %s", h.opts.InflightWait),
+			RetryAfter: h.opts.InflightWait,
+		})
 	}
 	defer release()
 	buf := bodyBuffers.Get().(*bytes.Buffer)
@@ -187,8 +280,17 @@ func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string)
 	switch {
 	case errors.As(err, &tooLarge):
 		return fmt.Errorf("read %s request: %w", hook, err)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return fmt.Errorf("read %s request, %d of %d bytes: %w", hook, len(body), size, &Error{
+			Code:    http.StatusRequestTimeout,
+			Message: fmt.Sprintf("the request body did not arrive within %s", h.opts.BodyTimeout),
+		})
 	case err != nil: // a body cut short: the client's fault, never a bug here
 		return &Error{Code: http.StatusBadRequest, Message: fmt.Sprintf("read %s request: %v", hook, err)}
+	}
+	// The body is in: lift the deadline, whose passing would now only cancel r's context.
+	if err := rc.SetReadDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return fmt.Errorf("lift the deadline of the %s request body: %w", hook, err)
 	}
 	var key cacheKey
 	if h.cache != nil {
@@ -204,7 +306,7 @@ func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string)
 	if err != nil {
 		return fmt.Errorf("decode %s request: %w", hook, err)
 	}
-	e := &cacheEntry{key: key, hook: hook, parent: req.Parent.Namespace + "/" + req.Parent.Name}
+	e := &cacheEntry{key: key, hook: hook, parent: clip(req.Parent.Namespace+"/"+req.Parent.Name, maxLoggedPath)}
 	var out []byte
 	switch {
 	case hook == "customize":
@@ -356,15 +458,20 @@ func (h *Handler) handle(fn func(http.ResponseWriter, *http.Request) error) http
 }
 
 // writeError is the one place that maps errors to status codes and JSON bodies:
-// *sync.RequestError is 400 with its message, an oversized body is 413, *Error is its own code,
-// and anything else is 500 with a generic message while the detail goes to the log only.
+// *sync.RequestError is 400 with its message, an oversized body is 413, *Error is its own code
+// (with Retry-After when it says so), a wrong route is 404 or 405, and anything else is 500 with
+// a generic message while the detail goes to the log only. The log line, at warn for 4xx and 503
+// and at error for other 5xx, names the path once, cut to maxLoggedPath. An answer that leaves
+// the body unread (408, 411, 413) closes the connection, so that the server does not read the
+// rest of it to reuse the connection.
 func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var (
-		reqErr  *sync.RequestError
-		sizeErr *http.MaxBytesError
-		httpErr *Error
-		code    int
-		msg     string
+		reqErr   *sync.RequestError
+		sizeErr  *http.MaxBytesError
+		httpErr  *Error
+		routeErr *routeError
+		code     int
+		msg      string
 	)
 	switch {
 	case errors.As(err, &sizeErr):
@@ -373,14 +480,23 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 		code, msg = http.StatusBadRequest, err.Error()
 	case errors.As(err, &httpErr):
 		code, msg = httpErr.Code, httpErr.Message
+		if httpErr.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.FormatInt(int64((httpErr.RetryAfter+time.Second-1)/time.Second), 10))
+		}
+	case errors.As(err, &routeErr):
+		code, msg = routeErr.code, routeErr.message(r)
 	default:
 		code, msg = http.StatusInternalServerError, "internal error"
 	}
+	switch code {
+	case http.StatusRequestTimeout, http.StatusLengthRequired, http.StatusRequestEntityTooLarge:
+		w.Header().Set("Connection", "close")
+	}
 	level := slog.LevelWarn
-	if code >= 500 {
+	if code >= 500 && code != http.StatusServiceUnavailable { // a 503 is load, not a fault here
 		level = slog.LevelError
 	}
-	h.opts.Logger.Log(r.Context(), level, "request failed", "method", r.Method, "path", r.URL.Path, "code", code, "err", err)
+	h.opts.Logger.Log(r.Context(), level, "request failed", "method", r.Method, "path", clip(r.URL.Path, maxLoggedPath), "code", code, "err", err)
 	writeJSON(w, code, errorBody{Error: msg})
 }
 

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/net/netutil"
+
 	"github.com/example/webapp-operator/webhook"
 )
 
@@ -26,8 +28,19 @@ const (
 	readHeaderTimeout = 5 * time.Second
 	readTimeout       = 15 * time.Second
 	writeTimeout      = 15 * time.Second
-	idleTimeout       = 120 * time.Second
-	maxHeaderBytes    = 64 << 10
+	// idleTimeout closes a kept-alive connection that carries no request for this long, so that
+	// idle connections cannot hold the --max-connections slots for long. Metacontroller's
+	// workers call every few seconds while WebApps change, and a connection it finds closed costs
+	// it one new connection.
+	idleTimeout    = 30 * time.Second
+	maxHeaderBytes = 64 << 10
+	// defaultMaxConnections bounds the hook listener's connections (--max-connections).
+	// Metacontroller calls with one connection per busy worker (--workers, 5 by default, per
+	// controller), the kubelet's probes open one each, and bench/load.sh drives 16: 128 is eight
+	// times what the load benchmark needs. Each connection costs a goroutine and its buffers,
+	// about 25 KiB idle and 40 KiB over TLS (measured), so 128 of them hold at most about 5 MiB,
+	// beside the in-flight body budget.
+	defaultMaxConnections = 128
 	// reloadInterval is how often a token file is checked for rotation: a mounted Secret changes
 	// within about a minute of its update, so a few seconds more do not matter.
 	reloadInterval = 5 * time.Second
@@ -109,6 +122,13 @@ type Config struct {
 	MaxBodyBytes int64
 	// MaxInflightBodyBytes bounds the bytes of request bodies answered at once; negative: no bound.
 	MaxInflightBodyBytes int64
+	// InflightWait bounds a call's wait for its share of MaxInflightBodyBytes; then it gets 503.
+	InflightWait time.Duration
+	// BodyTimeout bounds how long after its headers a call's body may arrive; then it gets 408.
+	BodyTimeout time.Duration
+	// MaxConnections bounds the hook listener's open connections; more wait to be accepted.
+	// Negative: no bound.
+	MaxConnections int
 	// CacheBytes bounds the answers kept for repeated requests; 0 disables the cache.
 	CacheBytes int
 	// PodDiagnosis has the customize hook ask for each WebApp's pods (webhook.Options).
@@ -125,6 +145,9 @@ type Config struct {
 	// TLSCertFile and TLSKeyFile, set together, serve HTTPS; ClientCAFile, which needs them,
 	// makes hook calls present a client certificate signed by that CA.
 	TLSCertFile, TLSKeyFile, ClientCAFile string
+	// ClientCertNames, comma-separated, which needs ClientCAFile, are the DNS names a client
+	// certificate must carry one of (webhook.Options.ClientCertNames). Empty: any the CA signed.
+	ClientCertNames string
 
 	// ReadHeaderTimeout bounds how long a client may take to send its headers; a client that
 	// sends them slowly is cut off. It has no flag: tests shorten it.
@@ -132,6 +155,9 @@ type Config struct {
 	// ReloadInterval is how often files named by flags are checked for changes. It has no flag:
 	// tests shorten it.
 	ReloadInterval time.Duration
+	// IdleTimeout closes a kept-alive connection with no request for this long, on both
+	// listeners. It has no flag: tests shorten it.
+	IdleTimeout time.Duration
 }
 
 // Main is the program: it parses its configuration, listens, serves and shuts down gracefully.
@@ -167,6 +193,9 @@ func NewMain(stderr io.Writer) *Main {
 			MetricsAddr:          ":9090",
 			MaxBodyBytes:         webhook.DefaultMaxBodyBytes,
 			MaxInflightBodyBytes: webhook.DefaultMaxInflightBodyBytes,
+			InflightWait:         webhook.DefaultInflightWait,
+			BodyTimeout:          webhook.DefaultBodyTimeout,
+			MaxConnections:       defaultMaxConnections,
 			CacheBytes:           webhook.DefaultCacheBytes,
 			ShutdownDelay:        defaultShutdownDelay,
 			ShutdownTimeout:      defaultShutdownTimeout,
@@ -174,6 +203,7 @@ func NewMain(stderr io.Writer) *Main {
 
 			ReadHeaderTimeout: readHeaderTimeout,
 			ReloadInterval:    reloadInterval,
+			IdleTimeout:       idleTimeout,
 		},
 		stderr: stderr,
 	}
@@ -189,6 +219,9 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "listen address of GET /metrics; empty: no metrics (env METRICS_ADDR)")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "largest accepted request body in bytes; larger ones get 413 (env MAX_BODY_BYTES)")
 	fs.Int64Var(&c.MaxInflightBodyBytes, "max-inflight-body-bytes", c.MaxInflightBodyBytes, "bytes of request bodies answered at once; more wait their turn; -1: no bound (env MAX_INFLIGHT_BODY_BYTES)")
+	fs.DurationVar(&c.InflightWait, "inflight-wait", c.InflightWait, "how long a call waits for its turn under -max-inflight-body-bytes before it gets 503 and Retry-After (env INFLIGHT_WAIT)")
+	fs.DurationVar(&c.BodyTimeout, "body-timeout", c.BodyTimeout, "how long after its headers a call's body may take to arrive, the wait for its turn included; then 408 (env BODY_TIMEOUT)")
+	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "open connections to the hook port at most; more wait to be accepted; -1: no bound (env MAX_CONNECTIONS)")
 	fs.IntVar(&c.CacheBytes, "cache-bytes", c.CacheBytes, "memory for answers to requests that come again byte for byte, as resyncs do; 0 disables (env CACHE_BYTES)")
 	fs.BoolVar(&c.PodDiagnosis, "pod-diagnosis", c.PodDiagnosis, "have the customize hook ask for each WebApp's pods, to say why they cannot start; Metacontroller then watches every pod of the cluster (env POD_DIAGNOSIS)")
 	fs.DurationVar(&c.ShutdownDelay, "shutdown-delay", c.ShutdownDelay, "how long to keep serving after SIGTERM with /readyz failing, so endpoints drop the pod first (env SHUTDOWN_DELAY)")
@@ -197,7 +230,8 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 	fs.StringVar(&c.TLSCertFile, "tls-cert-file", c.TLSCertFile, "PEM certificate (chain) to serve HTTPS with; re-read when it changes (env TLS_CERT_FILE)")
 	fs.StringVar(&c.TLSKeyFile, "tls-key-file", c.TLSKeyFile, "PEM private key of --tls-cert-file (env TLS_KEY_FILE)")
 	fs.StringVar(&c.ClientCAFile, "client-ca-file", c.ClientCAFile, "PEM CA bundle; hook calls must present a client certificate it signed (mTLS); needs TLS (env CLIENT_CA_FILE)")
-	fs.StringVar(&c.TokenFile, "token-file", c.TokenFile, "file of bearer tokens, one per line, that hook calls must carry; re-read when it changes; empty: no authentication (env TOKEN_FILE)")
+	fs.StringVar(&c.ClientCertNames, "client-cert-names", c.ClientCertNames, "comma-separated DNS names; a client certificate must carry one of them as a DNS SAN (401 otherwise); needs -client-ca-file; empty: any the CA signed (env CLIENT_CERT_NAMES)")
+	fs.StringVar(&c.TokenFile, "token-file", c.TokenFile, "file of bearer tokens, one per line, that hook calls must carry; re-read when its content changes; a file with no token accepts none; unset: no authentication (env TOKEN_FILE)")
 
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage:
@@ -241,8 +275,25 @@ Flags:
 	if c.ClientCAFile != "" && c.TLSCertFile == "" {
 		return fmt.Errorf("-client-ca-file needs -tls-cert-file and -tls-key-file")
 	}
+	if c.ClientCertNames != "" {
+		if c.ClientCAFile == "" {
+			return fmt.Errorf("-client-cert-names needs -client-ca-file")
+		}
+		if len(clientCertNames(c.ClientCertNames)) == 0 {
+			return fmt.Errorf("-client-cert-names %q names no DNS name", c.ClientCertNames)
+		}
+	}
 	if c.MaxInflightBodyBytes == 0 {
 		return fmt.Errorf("-max-inflight-body-bytes must not be 0: give a bound, or -1 for none")
+	}
+	if c.BodyTimeout <= 0 || c.BodyTimeout > readTimeout {
+		return fmt.Errorf("-body-timeout must be positive and at most the server's read timeout of %s, got %s", readTimeout, c.BodyTimeout)
+	}
+	if c.InflightWait <= 0 || c.InflightWait >= c.BodyTimeout {
+		return fmt.Errorf("-inflight-wait must be positive and shorter than -body-timeout (%s), got %s", c.BodyTimeout, c.InflightWait)
+	}
+	if c.MaxConnections == 0 {
+		return fmt.Errorf("-max-connections must not be 0: give a bound, or -1 for none")
 	}
 	if c.CacheBytes < 0 {
 		return fmt.Errorf("-cache-bytes must not be negative, got %d", c.CacheBytes)
@@ -261,6 +312,17 @@ Flags:
 	return nil
 }
 
+// clientCertNames splits a -client-cert-names value at commas, trims each name and drops empty ones.
+func clientCertNames(list string) []string {
+	var names []string
+	for n := range strings.SplitSeq(list, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
 // Open listens on Config.Addr and starts serving in the background. Listening first means the
 // address is bound (and Addr known) when Open returns.
 func (m *Main) Open() error {
@@ -272,6 +334,9 @@ func (m *Main) Open() error {
 		var err error
 		if tokens, err = webhook.LoadTokenFile(m.Config.TokenFile); err != nil {
 			return err
+		}
+		if len(tokens.Fingerprints()) == 0 {
+			m.Logger.Warn("the token file lists no token: every hook call is refused until it does", "file", m.Config.TokenFile)
 		}
 	}
 	var tlsFiles *webhook.TLSFiles
@@ -292,6 +357,11 @@ func (m *Main) Open() error {
 			return fmt.Errorf("listen on %s for metrics: %w", m.Config.MetricsAddr, err)
 		}
 	}
+	if m.Config.MaxConnections > 0 {
+		// Below TLS, so that handshakes count too; a connection past the bound waits in the
+		// kernel's accept queue until one closes.
+		ln = netutil.LimitListener(ln, m.Config.MaxConnections)
+	}
 	if tlsFiles != nil {
 		ln = tls.NewListener(ln, tlsFiles.Config())
 	}
@@ -300,11 +370,14 @@ func (m *Main) Open() error {
 		Logger:               m.Logger,
 		MaxBodyBytes:         m.Config.MaxBodyBytes,
 		MaxInflightBodyBytes: m.Config.MaxInflightBodyBytes,
+		InflightWait:         m.Config.InflightWait,
+		BodyTimeout:          m.Config.BodyTimeout,
 		CacheBytes:           m.Config.CacheBytes,
 		PodDiagnosis:         m.Config.PodDiagnosis,
 		Tokens:               tokens,
 		TLS:                  tlsFiles,
 		RequireClientCert:    tlsFiles != nil && tlsFiles.VerifiesClients(),
+		ClientCertNames:      clientCertNames(m.Config.ClientCertNames),
 	})
 	m.stopReload = make(chan struct{})
 	if tokens != nil || tlsFiles != nil {
@@ -315,7 +388,7 @@ func (m *Main) Open() error {
 		ReadHeaderTimeout: m.Config.ReadHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
+		IdleTimeout:       m.Config.IdleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn),
 	}
@@ -331,7 +404,7 @@ func (m *Main) Open() error {
 			ReadHeaderTimeout: m.Config.ReadHeaderTimeout,
 			ReadTimeout:       readTimeout,
 			WriteTimeout:      writeTimeout,
-			IdleTimeout:       idleTimeout,
+			IdleTimeout:       m.Config.IdleTimeout,
 			MaxHeaderBytes:    maxHeaderBytes,
 			ErrorLog:          srv.ErrorLog,
 		}
@@ -359,7 +432,9 @@ func (m *Main) reload(tokens *webhook.TokenFile, tlsFiles *webhook.TLSFiles) {
 			if tokens != nil {
 				switch changed, err := tokens.Reload(); {
 				case err != nil:
-					m.Logger.Error("reload tokens; the previous ones stay in force", "err", err)
+					m.Logger.Error("reload tokens; the previous ones stay in force", "err", err, "reload_errors", tokens.ReloadErrors())
+				case changed && len(tokens.Fingerprints()) == 0:
+					m.Logger.Warn("tokens reloaded: the file lists no token, every hook call is refused", "tokens", []string{})
 				case changed:
 					m.Logger.Info("tokens reloaded", "tokens", tokens.Fingerprints())
 				}
@@ -367,7 +442,7 @@ func (m *Main) reload(tokens *webhook.TokenFile, tlsFiles *webhook.TLSFiles) {
 			if tlsFiles != nil {
 				switch changed, err := tlsFiles.Reload(); {
 				case err != nil:
-					m.Logger.Error("reload TLS files; the previous ones stay in force", "err", err)
+					m.Logger.Error("reload TLS files; the previous ones stay in force", "err", err, "reload_errors", tlsFiles.ReloadErrors())
 				case changed:
 					sum, notAfter := tlsFiles.Certificate()
 					m.Logger.Info("TLS files reloaded", "certificate_sha256", sum, "not_after", notAfter)

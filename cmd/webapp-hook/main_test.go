@@ -22,18 +22,31 @@ func TestParseFlags(t *testing.T) {
 		want    Config
 		wantErr string
 	}{
-		{name: "defaults", want: Config{Addr: ":8080", MetricsAddr: ":9090", MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, CacheBytes: 1 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second}},
+		{name: "defaults", want: Config{Addr: ":8080", MetricsAddr: ":9090", MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, MaxConnections: 128, CacheBytes: 1 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second}},
 		{name: "environment", env: map[string]string{"ADDR": ":9090", "METRICS_ADDR": "127.0.0.1:9100", "MAX_BODY_BYTES": "1024", "SHUTDOWN_DELAY": "0s", "SHUTDOWN_TIMEOUT": "3s", "LOG_LEVEL": "debug"},
-			want: Config{Addr: ":9090", MetricsAddr: "127.0.0.1:9100", MaxBodyBytes: 1024, MaxInflightBodyBytes: 16 << 20, CacheBytes: 1 << 20, ShutdownTimeout: 3 * time.Second, LogLevel: "debug", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second}},
+			want: Config{Addr: ":9090", MetricsAddr: "127.0.0.1:9100", MaxBodyBytes: 1024, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, MaxConnections: 128, CacheBytes: 1 << 20, ShutdownTimeout: 3 * time.Second, LogLevel: "debug", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second}},
 		{name: "flags win over environment", args: []string{"--addr", "127.0.0.1:7000"}, env: map[string]string{"ADDR": ":9090"},
-			want: Config{Addr: "127.0.0.1:7000", MetricsAddr: ":9090", MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, CacheBytes: 1 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second}},
+			want: Config{Addr: "127.0.0.1:7000", MetricsAddr: ":9090", MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, MaxConnections: 128, CacheBytes: 1 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second}},
+		{name: "limits from the environment", env: map[string]string{"MAX_CONNECTIONS": "16", "BODY_TIMEOUT": "3s", "INFLIGHT_WAIT": "1s"},
+			want: Config{Addr: ":8080", MetricsAddr: ":9090", MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: time.Second, BodyTimeout: 3 * time.Second, MaxConnections: 16, CacheBytes: 1 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second}},
+		{name: "no connection bound", args: []string{"--max-connections", "-1"},
+			want: Config{Addr: ":8080", MetricsAddr: ":9090", MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, MaxConnections: -1, CacheBytes: 1 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second}},
+		{name: "client certificate names from the environment", env: map[string]string{"TLS_CERT_FILE": "t.crt", "TLS_KEY_FILE": "t.key", "CLIENT_CA_FILE": "ca.crt", "CLIENT_CERT_NAMES": "metacontroller.metacontroller.svc, other"},
+			want: Config{Addr: ":8080", MetricsAddr: ":9090", MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, MaxConnections: 128, CacheBytes: 1 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second,
+				TLSCertFile: "t.crt", TLSKeyFile: "t.key", ClientCAFile: "ca.crt", ClientCertNames: "metacontroller.metacontroller.svc, other"}},
+		{name: "no connection bound of 0", args: []string{"--max-connections", "0"}, wantErr: "-max-connections must not be 0"},
+		{name: "a wait as long as the body timeout", args: []string{"--inflight-wait", "5s"}, wantErr: "-inflight-wait must be positive and shorter than -body-timeout (5s), got 5s"},
+		{name: "a body timeout past the read timeout", args: []string{"--body-timeout", "20s"}, wantErr: "-body-timeout must be positive and at most the server's read timeout of 15s, got 20s"},
+		{name: "no body timeout", args: []string{"--body-timeout", "0s"}, wantErr: "-body-timeout must be positive"},
+		{name: "client certificate names without a client CA", args: []string{"--client-cert-names", "a"}, wantErr: "-client-cert-names needs -client-ca-file"},
+		{name: "client certificate names that name none", args: []string{"--tls-cert-file", "t", "--tls-key-file", "k", "--client-ca-file", "c", "--client-cert-names", " , "}, wantErr: `-client-cert-names " , " names no DNS name`},
 		{name: "negative delay", args: []string{"--shutdown-delay", "-1s"}, wantErr: "-shutdown-delay must not be negative"},
 		{name: "bad environment value", env: map[string]string{"MAX_BODY_BYTES": "lots"}, wantErr: `environment MAX_BODY_BYTES="lots"`},
 		{name: "non-positive body limit", args: []string{"--max-body-bytes", "0"}, wantErr: "-max-body-bytes must be positive, got 0"},
 		{name: "no in-flight bound of 0", args: []string{"--max-inflight-body-bytes", "0"}, wantErr: "-max-inflight-body-bytes must not be 0"},
 		{name: "bad log level", args: []string{"--log-level", "loud"}, wantErr: "-log-level"},
 		{name: "stray argument", args: []string{"serve"}, wantErr: "unexpected arguments: serve"},
-		{name: "no metrics", args: []string{"--metrics-addr="}, want: Config{Addr: ":8080", MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, CacheBytes: 1 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second}},
+		{name: "no metrics", args: []string{"--metrics-addr="}, want: Config{Addr: ":8080", MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, MaxConnections: 128, CacheBytes: 1 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -189,8 +202,10 @@ func TestSlowHeaders(t *testing.T) {
 	}
 }
 
-// TestTokenFile starts the real server with --token-file: a hook call needs a listed token, and a
-// rotated file is picked up without a restart.
+// TestTokenFile starts the real server with --token-file: a hook call needs a listed token; a
+// rotated file is picked up without a restart, by its content; a file gone keeps the tokens in
+// force and counts in the metrics; a file that lists no token refuses every call, from the start
+// too; and a missing file stops the server from starting.
 func TestTokenFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(path, []byte("old-token\n"), 0o600); err != nil {
@@ -241,6 +256,66 @@ func TestTokenFile(t *testing.T) {
 	if got := call("old-token"); got != 401 {
 		t.Errorf("rotated-out token: %d; want 401", got)
 	}
+	// waitFor waits until token gets want, as the reload loop takes up the file.
+	waitFor := func(step, token string, want int) {
+		t.Helper()
+		deadline := time.Now().Add(3 * time.Second)
+		for call(token) != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %q did not get %d within 3s", step, token, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	info, _ := os.Stat(path)
+	if err := os.WriteFile(path, []byte("nex-token\n"), 0o600); err != nil { // as long as new-token
+		t.Fatal(err)
+	}
+	os.Chtimes(path, info.ModTime(), info.ModTime())
+	waitFor("a token of the same length, the time restored", "nex-token", 200)
+	if got := call("new-token"); got != 401 {
+		t.Errorf("the token it replaced: %d; want 401", got)
+	}
+	os.Remove(path)
+	time.Sleep(100 * time.Millisecond) // a few reloads fail
+	if got := call("nex-token"); got != 200 {
+		t.Errorf("with the file gone, the token in force: %d; want 200", got)
+	}
+	resp, err := http.Get("http://" + m.MetricsAddr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(metrics), `webapp_hook_credential_reload_errors_total{file="token"} `) ||
+		strings.Contains(string(metrics), `webapp_hook_credential_reload_errors_total{file="token"} 0`) {
+		t.Errorf("/metrics does not count the failed reloads:\n%s", metrics)
+	}
+	if err := os.WriteFile(path, []byte("# every token revoked\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("a file of comments only", "nex-token", 401)
+
+	empty := NewMain(io.Discard)
+	if err := empty.ParseFlags([]string{"--addr", "127.0.0.1:0", "--metrics-addr", "", "--token-file", path, "--shutdown-delay", "0s"}, func(string) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	if err := empty.Open(); err != nil {
+		t.Fatalf("Open with a token file that lists no token: %v; want it to start, refusing every call", err)
+	}
+	for _, token := range []string{"", "nex-token", "# every token revoked"} {
+		req, _ := http.NewRequest("POST", "http://"+empty.Addr().String()+"/sync", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 401 {
+			t.Errorf("with no token listed, %q got %d; want 401", token, resp.StatusCode)
+		}
+	}
+	empty.Close()
 	missing := NewMain(io.Discard)
 	missing.ParseFlags([]string{"--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--token-file", path + ".missing"}, func(string) string { return "" })
 	if err := missing.Open(); err == nil {

@@ -2,12 +2,18 @@ package main
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/hex"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -162,3 +168,183 @@ func TestTLSFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestTLSCipherSuites checks what the hook port negotiates: TLS 1.3, or TLS 1.2 with ECDHE and an
+// AEAD cipher; a client that offers only CBC suites, or nothing newer than TLS 1.1, fails the
+// handshake.
+func TestTLSCipherSuites(t *testing.T) {
+	dir := t.TempDir()
+	ca := hooktest.NewCA(t, "webapp-hook CA")
+	cert, key := ca.Issue(t, 10, "127.0.0.1") // ECDSA P-256
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	os.WriteFile(certFile, cert, 0o600)
+	os.WriteFile(keyFile, key, 0o600)
+	m := NewMain(io.Discard)
+	if err := m.ParseFlags([]string{"--addr", "127.0.0.1:0", "--metrics-addr", "", "--tls-cert-file", certFile, "--tls-key-file", keyFile, "--shutdown-delay", "0s"}, func(string) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(ca.PEM)
+	tests := []struct {
+		name       string
+		minVersion uint16
+		maxVersion uint16
+		suites     []uint16
+		wantSuite  uint16 // 0: the handshake must fail
+		wantTLS13  bool
+	}{
+		{name: "TLS 1.3", wantTLS13: true},
+		{name: "TLS 1.2, AES-128-GCM", maxVersion: tls.VersionTLS12, suites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256}, wantSuite: tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256},
+		{name: "TLS 1.2, AES-256-GCM", maxVersion: tls.VersionTLS12, suites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384}, wantSuite: tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384},
+		{name: "TLS 1.2, ChaCha20-Poly1305", maxVersion: tls.VersionTLS12, suites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305}, wantSuite: tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305},
+		{name: "TLS 1.2, only CBC with SHA-1", maxVersion: tls.VersionTLS12, suites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA, tls.TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA}},
+		{name: "TLS 1.2, only CBC with SHA-256", maxVersion: tls.VersionTLS12, suites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256}},
+		{name: "TLS 1.1", minVersion: tls.VersionTLS10, maxVersion: tls.VersionTLS11},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			conn, err := tls.Dial("tcp", m.Addr().String(), &tls.Config{RootCAs: roots, MinVersion: tt.minVersion, MaxVersion: tt.maxVersion, CipherSuites: tt.suites})
+			if tt.wantSuite == 0 && !tt.wantTLS13 {
+				if err == nil {
+					state := conn.ConnectionState()
+					conn.Close()
+					t.Fatalf("handshake succeeded with %s over %s; want it refused", tls.CipherSuiteName(state.CipherSuite), tls.VersionName(state.Version))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("handshake failed: %v", err)
+			}
+			defer conn.Close()
+			state := conn.ConnectionState()
+			if tt.wantTLS13 && state.Version != tls.VersionTLS13 {
+				t.Errorf("negotiated %s; want TLS 1.3", tls.VersionName(state.Version))
+			}
+			if tt.wantSuite != 0 && state.CipherSuite != tt.wantSuite {
+				t.Errorf("negotiated %s; want %s", tls.CipherSuiteName(state.CipherSuite), tls.CipherSuiteName(tt.wantSuite))
+			}
+		})
+	}
+}
+
+// clientCA is a CA for client certificates with DNS names, which hooktest.CA does not issue.
+type clientCA struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	pem  []byte
+}
+
+func newClientCA(t *testing.T) *clientCA {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "clients CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	return &clientCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+}
+
+// issue returns a client certificate with the common name cn and the DNS names dns.
+func (ca *clientCA) issue(t *testing.T, serial int64, cn string, dns ...string) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: cn}, DNSNames: dns,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// TestClientCertNames serves mTLS with --client-cert-names: a hook call needs a certificate the
+// CA issued to a pinned DNS name; one the same CA issued to another name, or with the name only
+// as its common name, gets 401; probes stay open.
+func TestClientCertNames(t *testing.T) {
+	dir := t.TempDir()
+	serverCA, clients := hooktest.NewCA(t, "webapp-hook CA"), newClientCA(t)
+	cert, key := serverCA.Issue(t, 10, "127.0.0.1")
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	var logs bytes.Buffer
+	m := NewMain(&logs)
+	args := []string{"--addr", "127.0.0.1:0", "--metrics-addr", "", "--shutdown-delay", "0s",
+		"--tls-cert-file", write("tls.crt", cert), "--tls-key-file", write("tls.key", key), "--client-ca-file", write("clients.crt", clients.pem),
+		"--client-cert-names", "metacontroller.metacontroller.svc, backup.example"}
+	if err := m.ParseFlags(args, func(string) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(serverCA.PEM)
+	body, _ := os.ReadFile("../../examples/create.request.json")
+	tests := []struct {
+		name     string
+		cert     *tls.Certificate
+		path     string
+		wantCode int
+	}{
+		{"the pinned name", ptr(clients.issue(t, 2, "metacontroller", "metacontroller.metacontroller.svc")), "/sync", 200},
+		{"the other pinned name, in capitals", ptr(clients.issue(t, 3, "x", "BACKUP.example")), "/sync", 200},
+		{"a pinned name among others", ptr(clients.issue(t, 4, "x", "a.example", "metacontroller.metacontroller.svc")), "/customize", 200},
+		{"another name, the same CA", ptr(clients.issue(t, 5, "metacontroller", "intruder.example")), "/sync", 401},
+		{"the pinned name as common name only", ptr(clients.issue(t, 6, "metacontroller.metacontroller.svc")), "/sync", 401},
+		{"a wildcard that covers the pinned name", ptr(clients.issue(t, 7, "x", "*.metacontroller.svc")), "/sync", 401},
+		{"no certificate", nil, "/sync", 401},
+		{"a probe, another name", ptr(clients.issue(t, 8, "x", "intruder.example")), "/healthz", 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := &tls.Config{RootCAs: roots}
+			if tt.cert != nil {
+				cfg.Certificates = []tls.Certificate{*tt.cert}
+			}
+			client := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg, DisableKeepAlives: true}}
+			method := "POST"
+			if tt.path == "/healthz" {
+				method = "GET"
+			}
+			req, _ := http.NewRequest(method, "https://"+m.Addr().String()+tt.path, bytes.NewReader(body))
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tt.wantCode {
+				t.Errorf("code = %d; want %d (%s)", resp.StatusCode, tt.wantCode, got)
+			}
+			if tt.wantCode == 401 && strings.TrimSpace(string(got)) != `{"error":"unauthorized"}` {
+				t.Errorf("401 body = %s; want {\"error\":\"unauthorized\"} and nothing more", got)
+			}
+		})
+	}
+	if !strings.Contains(logs.String(), `client certificate for DNS names [\"intruder.example\"] (serial 5) is not one of --client-cert-names`) {
+		t.Errorf("no log line says why the certificate for another name was refused:\n%s", logs.String())
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// startLimited runs the real server with args added to a loopback configuration, and a header
+// timeout and an idle timeout short enough to watch.
+func startLimited(t *testing.T, headerTimeout, idle time.Duration, args ...string) *Main {
+	t.Helper()
+	m := NewMain(io.Discard)
+	args = append([]string{"--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--shutdown-delay", "0s"}, args...)
+	if err := m.ParseFlags(args, func(string) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	m.Config.ReadHeaderTimeout, m.Config.IdleTimeout = headerTimeout, idle
+	if err := m.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// TestMaxConnections checks that --max-connections bounds the hook port's open connections: a
+// connection past the bound is not served until one of those open closes (here: cut off by the
+// header timeout), and one within it at once.
+func TestMaxConnections(t *testing.T) {
+	const headerTimeout = time.Second
+	tests := []struct {
+		name     string
+		max      string
+		holders  int // connections that send half their headers, and wait
+		wantWait bool
+	}{
+		{"within the bound", "3", 2, false},
+		{"past the bound", "2", 2, true},
+		{"no bound", "-1", 8, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := startLimited(t, headerTimeout, time.Minute, "--max-connections", tt.max)
+			for range tt.holders {
+				conn, err := net.Dial("tcp", m.Addr().String())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer conn.Close()
+				fmt.Fprint(conn, "GET /healthz HTTP/1.1\r\nHost: hook\r\n")
+			}
+			time.Sleep(100 * time.Millisecond) // every holder accepted, or waiting to be
+			start := time.Now()
+			client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
+			resp, err := client.Get("http://" + m.Addr().String() + "/healthz")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			waited := time.Since(start)
+			if tt.wantWait && waited < headerTimeout/2 {
+				t.Errorf("answered after %s; want it to wait for a holder's connection to close (%s)", waited, headerTimeout)
+			}
+			if !tt.wantWait && waited > headerTimeout/2 {
+				t.Errorf("answered after %s; want at once", waited)
+			}
+		})
+	}
+}
+
+// TestIdleTimeout checks that both listeners close a kept-alive connection that carries no
+// request for the idle timeout, and keep one that is used within it.
+func TestIdleTimeout(t *testing.T) {
+	const idle = 300 * time.Millisecond
+	m := startLimited(t, time.Second, idle)
+	tests := []struct {
+		name, addr, path string
+		pause            time.Duration
+		wantClosed       bool
+	}{
+		{"hook port, idle past the timeout", m.Addr().String(), "/healthz", 3 * idle, true},
+		{"hook port, used again within it", m.Addr().String(), "/healthz", idle / 3, false},
+		{"metrics port, idle past the timeout", m.MetricsAddr().String(), "/metrics", 3 * idle, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", tt.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			r := bufio.NewReader(conn)
+			get := func() error {
+				fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: hook\r\n\r\n", tt.path)
+				conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+				resp, err := http.ReadResponse(r, nil)
+				if err != nil {
+					return err
+				}
+				_, err = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				return err
+			}
+			if err := get(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(tt.pause)
+			err = get()
+			if closed := err != nil; closed != tt.wantClosed {
+				t.Errorf("second request on the connection: %v; want the connection closed: %v", err, tt.wantClosed)
+			}
+		})
+	}
+}
