@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -196,7 +197,7 @@ func (h *hookProcess) restart(t testing.TB) {
 		t.Fatal(err)
 	}
 	h.daemon = d
-	if err := waitHTTPPlain("http://"+h.addr+"/readyz", 20*time.Second); err != nil {
+	if err := waitHTTP(context.Background(), "http://"+h.addr+"/readyz", nil, 20*time.Second); err != nil {
 		t.Fatalf("hook not ready: %v\n%s", err, tailFile(h.log, 3000))
 	}
 }
@@ -235,24 +236,6 @@ func scrape(url, metric, label string) map[string]float64 {
 		}
 	}
 	return out
-}
-
-func waitHTTPPlain(url string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return nil
-			}
-			err = fmt.Errorf("%s: %s", url, resp.Status)
-		}
-		if time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // install is what a kustomize directory of the project renders, as the tests run it: the
@@ -332,9 +315,9 @@ type metacontroller struct {
 
 // metacontrollerFlags are the flags every run passes: loopback addresses, and client rates that
 // do not make a thousand WebApps wait on client-go's default of 5 requests a second.
-func metacontrollerFlags(metricsAddr string, workers int) []string {
+func metacontrollerFlags(kubeconfig, metricsAddr string, workers int) []string {
 	return []string{
-		"--kubeconfig", filepath.Join(cluster.dir, "kubeconfig"),
+		"--kubeconfig", kubeconfig,
 		"--metrics-address", metricsAddr,
 		"--health-probe-bind-address", "127.0.0.1:" + freePort(),
 		"--discovery-interval", "5s",
@@ -345,16 +328,23 @@ func metacontrollerFlags(metricsAddr string, workers int) []string {
 	}
 }
 
-// startMetacontroller applies cc and runs the real Metacontroller against the control plane
-// until finish, or until t ends.
+// startMetacontroller applies cc and runs the real Metacontroller against the control plane, as
+// the admin, until finish, or until t ends.
 func startMetacontroller(t testing.TB, cc obj, workers int) *metacontroller {
+	t.Helper()
+	return startMetacontrollerWith(t, cc, workers, filepath.Join(cluster.dir, "kubeconfig"))
+}
+
+// startMetacontrollerWith is startMetacontroller with Metacontroller reaching the apiserver
+// through kubeconfig.
+func startMetacontrollerWith(t testing.TB, cc obj, workers int, kubeconfig string) *metacontroller {
 	t.Helper()
 	bin := requireMetacontroller(t)
 	if _, err := client.apply(cc, "webapp-e2e", false); err != nil {
 		t.Fatalf("apply CompositeController: %v", err)
 	}
 	m := &metacontroller{metricsAddr: "127.0.0.1:" + freePort(), cc: cc}
-	d, err := startDaemon(t.TempDir(), "metacontroller", nil, bin, metacontrollerFlags(m.metricsAddr, workers)...)
+	d, err := startDaemon(t.TempDir(), "metacontroller", nil, bin, metacontrollerFlags(kubeconfig, m.metricsAddr, workers)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +355,7 @@ func startMetacontroller(t testing.TB, cc obj, workers int) *metacontroller {
 		}
 		m.finish()
 	})
-	if err := waitHTTPPlain("http://"+m.metricsAddr+"/metrics", 30*time.Second); err != nil {
+	if err := waitHTTP(context.Background(), "http://"+m.metricsAddr+"/metrics", nil, 30*time.Second); err != nil {
 		t.Fatalf("metacontroller: %v\n%s", err, tailFile(m.log, 3000))
 	}
 	return m

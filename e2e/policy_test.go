@@ -612,35 +612,10 @@ func rbacRefusals(log, user string) string {
 // testUsers, instead of the admin.
 func startMetacontrollerAs(t *testing.T, cc obj, user string) *metacontroller {
 	t.Helper()
-	bin := requireMetacontroller(t)
-	if _, err := client.apply(cc, "webapp-e2e", false); err != nil {
-		t.Fatalf("apply CompositeController: %v", err)
-	}
-	dir := t.TempDir()
-	kubeconfig := filepath.Join(dir, "kubeconfig")
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	config := strings.Replace(cluster.kubeconfig(), "token: "+cluster.token, "token: "+cluster.users[user], 1)
 	if err := os.WriteFile(kubeconfig, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	m := &metacontroller{metricsAddr: "127.0.0.1:" + freePort(), cc: cc}
-	flags := metacontrollerFlags(m.metricsAddr, 5)
-	if flags[0] != "--kubeconfig" {
-		t.Fatalf("metacontrollerFlags starts with %q; want --kubeconfig", flags[0])
-	}
-	flags[1] = kubeconfig
-	d, err := startDaemon(dir, "metacontroller", nil, bin, flags...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.daemon = d
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("metacontroller log:\n%s", tailFile(m.log, 6000))
-		}
-		m.finish()
-	})
-	if err := waitHTTPPlain("http://"+m.metricsAddr+"/metrics", 30*time.Second); err != nil {
-		t.Fatalf("metacontroller: %v\n%s", err, tailFile(m.log, 3000))
-	}
-	return m
+	return startMetacontrollerWith(t, cc, 5, kubeconfig)
 }
