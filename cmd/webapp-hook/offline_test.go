@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -135,29 +136,78 @@ func TestHelp(t *testing.T) {
 	}
 }
 
-// TestVersion builds the binary with VCS stamping, as `make build` does, and checks that
-// --version names the module version and the revision git reports.
+// TestVersion builds the binary as `make build` does (VCS stamping) and as the image build does
+// (-buildvcs=false, the commit stamped with -ldflags -X), and checks that --version names the
+// module version and the revision git reports either way.
 func TestVersion(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git: the VCS revision cannot be stamped or checked")
 	}
-	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
 	if err != nil {
 		t.Skipf("not in a git checkout (%v): nothing to stamp", err)
 	}
-	bin := filepath.Join(t.TempDir(), "webapp-hook")
-	if out, err := exec.Command("go", "build", "-buildvcs=true", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	head := strings.TrimSpace(string(out))
+	stamp := "-X main.buildVersion=v0.0.0-20260102030405-" + head[:12] + " -X main.buildRevision=" + head +
+		" -X main.buildTime=2026-01-02T03:04:05Z -X main.buildModified=false"
+	tests := []struct {
+		name       string
+		buildFlags []string
+		wantPrefix string
+		want       string
+	}{
+		{"make build", []string{"-buildvcs=true"}, "webapp-hook v", " revision " + head},
+		{"the image's build", []string{"-buildvcs=false", "-trimpath", "-ldflags", stamp},
+			"webapp-hook v0.0.0-20260102030405-" + head[:12] + " ", " revision " + head + " 2026-01-02T03:04:05Z go"},
 	}
-	out, err := exec.Command(bin, "--version").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := string(out)
-	if !strings.HasPrefix(got, "webapp-hook v") || !strings.Contains(got, " revision "+strings.TrimSpace(string(head))) {
-		t.Errorf("--version = %q; want the module version and revision %s", got, head)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bin := filepath.Join(t.TempDir(), "webapp-hook")
+			args := append(append([]string{"build"}, tt.buildFlags...), "-o", bin, ".")
+			if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+				t.Fatalf("go build: %v\n%s", err, out)
+			}
+			out, err := exec.Command(bin, "--version").Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(out); !strings.HasPrefix(got, tt.wantPrefix) || !strings.Contains(got, tt.want) {
+				t.Errorf("--version = %q; want it to start with %q and contain %q", got, tt.wantPrefix, tt.want)
+			}
+		})
 	}
 	if code, stdout, _ := runCommand(t, "", "--version"); code != 0 || !strings.HasPrefix(stdout, "webapp-hook ") {
 		t.Errorf("--version in process = %d %q", code, stdout)
+	}
+}
+
+// TestDescribeVersion covers each source of the version text: build information with VCS
+// settings, values stamped with -ldflags, both (VCS settings win), and neither.
+func TestDescribeVersion(t *testing.T) {
+	vcs := &debug.BuildInfo{GoVersion: "go1.27.3", Main: debug.Module{Version: "v1.2.3"}, Settings: []debug.BuildSetting{
+		{Key: "vcs.revision", Value: "aaaa"}, {Key: "vcs.time", Value: "2026-01-01T00:00:00Z"}, {Key: "vcs.modified", Value: "true"},
+	}}
+	bare := &debug.BuildInfo{GoVersion: "go1.27.3", Main: debug.Module{Version: "(devel)"}}
+	stamped := map[string]string{"version": "v0.0.0-20260202000000-bbbbbbbbbbbb", "vcs.revision": "bbbb", "vcs.time": "2026-02-02T00:00:00Z", "vcs.modified": "false"}
+	tests := []struct {
+		name    string
+		info    *debug.BuildInfo
+		stamped map[string]string
+		want    string
+	}{
+		{"VCS stamping", vcs, nil, "webapp-hook v1.2.3 revision aaaa (modified) 2026-01-01T00:00:00Z go1.27.3"},
+		{"-ldflags stamping", bare, stamped, "webapp-hook v0.0.0-20260202000000-bbbbbbbbbbbb revision bbbb 2026-02-02T00:00:00Z go1.27.3"},
+		{"both: VCS wins", vcs, stamped, "webapp-hook v1.2.3 revision aaaa (modified) 2026-01-01T00:00:00Z go1.27.3"},
+		{"-ldflags, modified", bare, map[string]string{"vcs.revision": "cccc", "vcs.modified": "true"}, "webapp-hook (devel) revision cccc (modified) go1.27.3"},
+		{"no stamp", bare, map[string]string{}, "webapp-hook (devel) go1.27.3"},
+		{"no build information", nil, map[string]string{}, "webapp-hook unknown"},
+		{"no build information, stamped", nil, stamped, "webapp-hook v0.0.0-20260202000000-bbbbbbbbbbbb revision bbbb 2026-02-02T00:00:00Z unknown"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := describeVersion(tt.info, tt.stamped); got != tt.want {
+				t.Errorf("describeVersion = %q; want %q", got, tt.want)
+			}
+		})
 	}
 }
