@@ -3,9 +3,15 @@
 export GOTOOLCHAIN := go1.27.3
 
 IMAGE ?= ghcr.io/example/webapp-hook:dev
+# Where `make image` writes the OCI layout (layout/), the OCI archive (webapp-hook.tar) and the
+# index digest (digest); git-ignored.
+IMAGE_DIR ?= bin/image
+PLATFORMS ?= linux/amd64,linux/arm64
+# Extra skopeo copy flags for image-push, e.g. --dest-creds or --dest-tls-verify=false.
+PUSH_FLAGS ?=
 FUZZTIME ?= 60s
 
-.PHONY: scale rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries fuzz bench bench-smoke load generate image deploy
+.PHONY: scale rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries fuzz bench bench-smoke load generate image image-push deploy
 
 ## run: serve the hooks on :8080
 run:
@@ -73,9 +79,18 @@ load:
 generate:
 	go generate ./...
 
-## image: build the container image (needs a Docker engine)
+## image: the hook's OCI image for PLATFORMS, with no Docker engine and no base image
+## (hack/image): IMAGE_DIR/webapp-hook.tar (OCI archive: kind load image-archive, skopeo),
+## IMAGE_DIR/layout/ (OCI layout) and IMAGE_DIR/digest; one commit always gives one digest
 image:
-	docker build -t $(IMAGE) .
+	go run -C hack/image . -repo "$(CURDIR)" -image "$(IMAGE)" -out "$(abspath $(IMAGE_DIR))" -platforms "$(PLATFORMS)"
+
+## image-push: push the image as built to IMAGE (registry/name:tag) with skopeo, every platform,
+## its digest kept (credentials: skopeo login, or PUSH_FLAGS=--dest-creds=USER:TOKEN)
+image-push: image
+	bash hack/container-tools.sh skopeo
+	skopeo copy --all --preserve-digests $(PUSH_FLAGS) "oci-archive:$(IMAGE_DIR)/webapp-hook.tar" "docker://$(IMAGE)"
+	@echo "pushed $(IMAGE) at $$(cat $(IMAGE_DIR)/digest)"
 
 ## rotate-token: give Metacontroller a new bearer token with no failed call (hack/rotate-token.sh)
 rotate-token:
