@@ -11,7 +11,7 @@ PLATFORMS ?= linux/amd64,linux/arm64
 PUSH_FLAGS ?=
 FUZZTIME ?= 60s
 
-.PHONY: scale rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries fuzz bench bench-smoke load generate image image-push deploy
+.PHONY: scale rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries fuzz bench bench-smoke load generate image image-push docker-image deploy
 
 ## run: serve the hooks on :8080
 run:
@@ -91,6 +91,10 @@ image-push: image
 	bash hack/container-tools.sh skopeo
 	skopeo copy --all --preserve-digests $(PUSH_FLAGS) "oci-archive:$(IMAGE_DIR)/webapp-hook.tar" "docker://$(IMAGE)"
 	@echo "pushed $(IMAGE) at $$(cat $(IMAGE_DIR)/digest)"
+
+## docker-image: the same image from the Dockerfile, for those with a Docker engine
+docker-image:
+	docker build $$(go run -C hack/image . -repo "$(CURDIR)" -docker-build-args) -t $(IMAGE) .
 
 ## rotate-token: give Metacontroller a new bearer token with no failed call (hack/rotate-token.sh)
 rotate-token:
