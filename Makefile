@@ -11,7 +11,7 @@ PLATFORMS ?= linux/amd64,linux/arm64
 PUSH_FLAGS ?=
 FUZZTIME ?= 60s
 
-.PHONY: scale rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries fuzz bench bench-smoke load generate image image-push docker-image deploy
+.PHONY: scale rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries fuzz bench bench-smoke load generate image image-push image-test docker-image deploy
 
 ## run: serve the hooks on :8080
 run:
@@ -91,6 +91,14 @@ image-push: image
 	bash hack/container-tools.sh skopeo
 	skopeo copy --all --preserve-digests $(PUSH_FLAGS) "oci-archive:$(IMAGE_DIR)/webapp-hook.tar" "docker://$(IMAGE)"
 	@echo "pushed $(IMAGE) at $$(cat $(IMAGE_DIR)/digest)"
+
+## image-test: build the image, then prove it: the same digest from a second build, its
+## contents against the Dockerfile, a push to a registry on loopback, and the image run under
+## runc as its user, read-only, with no capabilities (installs runc, umoci, skopeo from Debian)
+image-test: image
+	bash hack/container-tools.sh
+	cd hack/image && go vet -tags image ./... && \
+		WEBAPP_IMAGE_DIR="$(abspath $(IMAGE_DIR))" go test -tags image -count=1 -v -timeout 15m ./...
 
 ## docker-image: the same image from the Dockerfile, for those with a Docker engine
 docker-image:
