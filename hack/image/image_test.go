@@ -59,6 +59,19 @@ func testMain(m *testing.M) int {
 		}
 	}
 	builtDir = os.Getenv("WEBAPP_IMAGE_DIR")
+	if builtDir != "" {
+		// A build of another commit would fail the tests for no fault of the image.
+		head, err := command(time.Minute, "git", "-C", repo, "rev-parse", "HEAD")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		rev, err := builtRevision(builtDir)
+		if err != nil || rev != strings.TrimSpace(string(head)) {
+			fmt.Fprintf(os.Stderr, "WEBAPP_IMAGE_DIR=%s holds no build of HEAD %s (%q, %v): make image-test builds it first\n", builtDir, bytes.TrimSpace(head), rev, err)
+			return 1
+		}
+	}
 	if builtDir == "" {
 		tmp, err := os.MkdirTemp("", "webapp-hook-image-")
 		if err != nil {
@@ -73,6 +86,34 @@ func testMain(m *testing.M) int {
 		builtDir = tmp
 	}
 	return m.Run()
+}
+
+// builtRevision is the revision the index in dir's layout says it was built from.
+func builtRevision(dir string) (string, error) {
+	p, err := layout.FromPath(filepath.Join(dir, LayoutDir))
+	if err != nil {
+		return "", err
+	}
+	top, err := p.ImageIndex()
+	if err != nil {
+		return "", err
+	}
+	im, err := top.IndexManifest()
+	if err != nil {
+		return "", err
+	}
+	if len(im.Manifests) != 1 {
+		return "", fmt.Errorf("index.json lists %d entries; want 1", len(im.Manifests))
+	}
+	idx, err := top.ImageIndex(im.Manifests[0].Digest)
+	if err != nil {
+		return "", err
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		return "", err
+	}
+	return m.Annotations["org.opencontainers.image.revision"], nil
 }
 
 // command runs a program with a deadline and returns its standard output; its standard error
@@ -400,6 +441,23 @@ func TestPush(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "pushed "+image+" at "+want.String()) {
 		t.Errorf("make image-push said\n%s\nwant it to name %s", out, want)
+	}
+	// What docs/security.md has one read to verify a pushed image: the index's digest and the revision.
+	out, err = command(time.Minute, "skopeo", "inspect", "--tls-verify=false", "docker://"+image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inspected struct {
+		Digest string
+		Labels map[string]string
+	}
+	if err := json.Unmarshal(out, &inspected); err != nil {
+		t.Fatal(err)
+	}
+	if rev, _ := command(time.Minute, "git", "-C", repo, "rev-parse", "HEAD"); inspected.Digest != want.String() ||
+		inspected.Labels["org.opencontainers.image.revision"] != strings.TrimSpace(string(rev)) {
+		t.Errorf("skopeo inspect of the pushed image: digest %s, revision %s; want %s and %s", inspected.Digest,
+			inspected.Labels["org.opencontainers.image.revision"], want, rev)
 	}
 	ref, err := name.ParseReference(image, name.Insecure)
 	if err != nil {
