@@ -7,7 +7,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -222,6 +224,47 @@ func TestManifests(t *testing.T) {
 	}
 	if lim, req := container.Resources.Limits.Memory(), container.Resources.Requests.Memory(); lim.IsZero() || req.IsZero() || container.Resources.Requests.Cpu().IsZero() {
 		t.Error("want memory requests and limits and a CPU request")
+	}
+}
+
+// TestKustomizationImage checks that the base kustomization sets the hook's image to the one
+// `make image` builds and names (the Makefile's IMAGE), so that the README's deploy path, `make
+// image` then `kind load image-archive`, runs what it built; and with a tag that keeps
+// imagePullPolicy at IfNotPresent, or a digest.
+func TestKustomizationImage(t *testing.T) {
+	b, err := os.ReadFile("../../metacontroller/base/kustomization.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct {
+		Images []struct{ Name, NewName, NewTag, Digest string }
+	}
+	if err := yaml.Unmarshal(b, &k); err != nil {
+		t.Fatal(err)
+	}
+	dep := one[appsv1.Deployment](t, manifests(t)["Deployment"], "Deployment")
+	makefile, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^IMAGE \?= (\S+)$`).FindSubmatch(makefile)
+	if m == nil {
+		t.Fatal("the Makefile sets no IMAGE default")
+	}
+	builtName, builtTag, _ := strings.Cut(string(m[1]), ":")
+	if len(k.Images) != 1 {
+		t.Fatalf("kustomization images %+v; want the hook's alone", k.Images)
+	}
+	img := k.Images[0]
+	if img.Name != dep.Spec.Template.Spec.Containers[0].Image || img.NewName != builtName {
+		t.Errorf("kustomization image %+v; want %s set to %s, as make image names it", img, dep.Spec.Template.Spec.Containers[0].Image, builtName)
+	}
+	switch {
+	case img.Digest != "": // pinned: any build's digest
+	case img.NewTag == "latest":
+		t.Errorf("image %s: the tag latest makes the kubelet pull it always, past kind load", img.Name)
+	case img.NewTag != builtTag:
+		t.Errorf("image %s: tag %q; make image tags it %q", img.Name, img.NewTag, builtTag)
 	}
 }
 
