@@ -77,6 +77,55 @@ func childrenOf(t *testing.T, ns, name string) []string {
 	return kinds
 }
 
+// webAppStatus reads a WebApp's status as the hook wrote it through Metacontroller.
+func webAppStatus(t *testing.T, ns, name string) webappv1.WebAppStatus {
+	t.Helper()
+	var st webappv1.WebAppStatus
+	if err := roundTrip(mustGet(t, "example.com/v1", "WebApp", ns, name)["status"], &st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// getWebApp returns the row kubectl get webapps prints for the WebApp, by column header (NAME,
+// READY, …; with wide, also IMAGE and MESSAGE): the printer columns as a user sees them.
+func getWebApp(t *testing.T, ns, name string, wide bool) map[string]string {
+	t.Helper()
+	args := []string{"get", "webapps", "-n", ns, name}
+	if wide {
+		args = append(args, "-o", "wide")
+	}
+	lines := strings.Split(kubectl(t, args...), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("kubectl get webapps printed %q; want a header and one row", lines)
+	}
+	// Columns are aligned: each value starts where its header does, and the last runs to the end.
+	header, row := lines[0], lines[1]
+	var starts []int
+	var names []string
+	for i := 0; i < len(header); i++ {
+		if header[i] != ' ' && (i == 0 || header[i-1] == ' ') {
+			starts = append(starts, i)
+			end := strings.IndexByte(header[i:], ' ')
+			if end < 0 {
+				end = len(header) - i
+			}
+			names = append(names, header[i:i+end])
+		}
+	}
+	cols := map[string]string{}
+	for i, start := range starts {
+		end := len(row)
+		if i+1 < len(starts) && starts[i+1] < end {
+			end = starts[i+1]
+		}
+		if start < len(row) {
+			cols[names[i]] = strings.TrimSpace(row[start:end])
+		}
+	}
+	return cols
+}
+
 // realInstall starts the hook and the real Metacontroller for the install that kustomize dir
 // renders. The CompositeController resyncs every 5 s instead of 60 s, so that an idle period of a
 // few seconds covers resyncs.
@@ -257,6 +306,11 @@ func TestMetacontroller(t *testing.T) {
 		if got := replicasOf(t, ns, "auto"); got != float64(4) {
 			t.Errorf("Deployment replicas = %v after resyncs; want the autoscaler's 4, kept", got)
 		}
+		// kubectl get webapps says 4 are desired, as the autoscaler set, never spec.replicas (3).
+		waitStatus(t, ns, "auto", "4 ready of 4 desired", 60*time.Second, func(st webappv1.WebAppStatus) bool { return st.ReadyOfDesired == "4/4" })
+		if row := getWebApp(t, ns, "auto", false); row["READY"] != "4/4" || row["PHASE"] != "Ready" {
+			t.Errorf("kubectl get webapps auto = %v; want READY 4/4, the autoscaler's count, and PHASE Ready", row)
+		}
 		patchSpec(t, ns, "auto", obj{"autoscaling": nil})
 		waitFor(t, "spec.replicas back in charge, the HorizontalPodAutoscaler gone", 60*time.Second, func() (bool, error) {
 			hpa, err := client.get("autoscaling/v2", "HorizontalPodAutoscaler", ns, "auto")
@@ -328,6 +382,42 @@ func TestMetacontroller(t *testing.T) {
 		dep := mustGet(t, "apps/v1", "Deployment", ns, "conf")
 		if st.Phase != webappv1.PhaseDegraded || field(dep, "metadata", "generation") != generation || field(dep, "spec", "template", "spec", "containers", 0, "image") != "nginx:1.27" {
 			t.Errorf("phase %s, Deployment generation %v (was %v), image %v; want Degraded and the Deployment as it was", st.Phase, field(dep, "metadata", "generation"), generation, field(dep, "spec", "template", "spec", "containers", 0, "image"))
+		}
+	})
+
+	t.Run("kubectl get webapps tells the story", func(t *testing.T) {
+		t.Logf("kubectl get webapps -o wide:\n%s", kubectl(t, "get", "webapps", "-n", ns, "-o", "wide"))
+		for _, tt := range []struct {
+			name string
+			want map[string]string
+		}{
+			{"hello", map[string]string{"NAME": "hello", "READY": "2/2", "PHASE": "Ready", "REASON": "RolloutComplete", "URL": "http://hello." + ns + ".svc", "IMAGE": "nginx:1.28"}},
+			{"web", map[string]string{"NAME": "web", "READY": "2/2", "PHASE": "Ready", "REASON": "RolloutComplete", "URL": "http://web.example.com/", "IMAGE": "nginx:1.27"}},
+			{"conf", map[string]string{"NAME": "conf", "READY": "2/2", "PHASE": "Degraded", "REASON": "ConfigMapMissing", "URL": "http://conf." + ns + ".svc", "IMAGE": "nginx:1.29"}},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				st := webAppStatus(t, ns, tt.name)
+				row := getWebApp(t, ns, tt.name, false)
+				if _, ok := row["IMAGE"]; ok {
+					t.Errorf("kubectl get webapps shows IMAGE %v; want it only under -o wide", row)
+				}
+				if row["AGE"] == "" {
+					t.Errorf("no AGE in %v", row)
+				}
+				wide := getWebApp(t, ns, tt.name, true)
+				for col, want := range tt.want {
+					got := wide[col]
+					if col != "IMAGE" && row[col] != got {
+						t.Errorf("%s: %q in the default columns, %q under -o wide", col, row[col], got)
+					}
+					if got != want {
+						t.Errorf("%s = %q; want %q (row %v)", col, got, want, wide)
+					}
+				}
+				if wide["MESSAGE"] != st.Message {
+					t.Errorf("MESSAGE = %q; want the status message %q", wide["MESSAGE"], st.Message)
+				}
+			})
 		}
 	})
 

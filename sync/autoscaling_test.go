@@ -81,19 +81,19 @@ func TestSyncAutoscaling(t *testing.T) {
 		wantReplicas  int32
 		wantPhase     webappv1.Phase
 		wantCondition string // the Autoscaling condition, "Status/Reason"
-		wantDesired   *int32
+		wantDesired   int32  // status.desiredReplicas: the autoscaler's count, or the one set before it reports
 		wantMessage   string // a substring of status.message
 	}{
-		{"created: minReplicas, never spec.replicas", p, nil, 2, webappv1.PhasePending, "False/AutoscalerMissing", nil, "spec.replicas is ignored"},
-		{"applied, autoscaler not reporting yet", p, []sync.Child{applied, observe(t, hpa, 1, nil)}, 2, webappv1.PhaseReady, "False/AutoscalerPending", nil, "has not reported yet"},
-		{"the autoscaler scaled up: the answer follows", p, []sync.Child{scaled(t, applied, 7, depStatus(1, 7, 7, 7, 7)), observe(t, hpa, 1, hpaStatus(7, able, "ScalingActive=True/ValidMetricFound"))}, 7, webappv1.PhaseReady, "True/ScalingActive", ptr(int32(7)), "All 7 replicas available"},
-		{"above maxReplicas: clamped", p, []sync.Child{scaled(t, applied, 15, depStatus(1, 15, 15, 15, 15))}, 10, webappv1.PhaseProgressing, "False/AutoscalerMissing", nil, "to be updated to the current spec"},
-		{"below minReplicas: clamped", p, []sync.Child{scaled(t, applied, 1, depStatus(1, 1, 1, 1, 1))}, 2, webappv1.PhaseProgressing, "False/AutoscalerMissing", nil, "to be updated to the current spec"},
-		{"the autoscaler cannot get metrics", p, []sync.Child{applied, observe(t, hpa, 1, hpaStatus(2, able, "ScalingActive=False/FailedGetResourceMetric"))}, 2, webappv1.PhaseReady, "False/FailedGetResourceMetric", ptr(int32(2)), "HorizontalPodAutoscaler hello cannot scale: the HPA was unable to compute the replica count"},
-		{"no CPU request for the CPU target", autoscaled(2, 10, func(p *sync.Parent) { p.Spec.Resources = nil }), nil, 2, webappv1.PhasePending, "False/AutoscalerMissing", nil, "spec.resources.requests has no cpu for targetCPUUtilizationPercentage, so unless a LimitRange sets one, the autoscaler cannot measure it."},
+		{"created: minReplicas, never spec.replicas", p, nil, 2, webappv1.PhasePending, "False/AutoscalerMissing", 2, "spec.replicas is ignored"},
+		{"applied, autoscaler not reporting yet", p, []sync.Child{applied, observe(t, hpa, 1, nil)}, 2, webappv1.PhaseReady, "False/AutoscalerPending", 2, "has not reported yet"},
+		{"the autoscaler scaled up: the answer follows", p, []sync.Child{scaled(t, applied, 7, depStatus(1, 7, 7, 7, 7)), observe(t, hpa, 1, hpaStatus(7, able, "ScalingActive=True/ValidMetricFound"))}, 7, webappv1.PhaseReady, "True/ScalingActive", 7, "All 7 replicas available"},
+		{"above maxReplicas: clamped", p, []sync.Child{scaled(t, applied, 15, depStatus(1, 15, 15, 15, 15))}, 10, webappv1.PhaseProgressing, "False/AutoscalerMissing", 10, "to be updated to the current spec"},
+		{"below minReplicas: clamped", p, []sync.Child{scaled(t, applied, 1, depStatus(1, 1, 1, 1, 1))}, 2, webappv1.PhaseProgressing, "False/AutoscalerMissing", 2, "to be updated to the current spec"},
+		{"the autoscaler cannot get metrics", p, []sync.Child{applied, observe(t, hpa, 1, hpaStatus(2, able, "ScalingActive=False/FailedGetResourceMetric"))}, 2, webappv1.PhaseReady, "False/FailedGetResourceMetric", 2, "HorizontalPodAutoscaler hello cannot scale: the HPA was unable to compute the replica count"},
+		{"no CPU request for the CPU target", autoscaled(2, 10, func(p *sync.Parent) { p.Spec.Resources = nil }), nil, 2, webappv1.PhasePending, "False/AutoscalerMissing", 2, "spec.resources.requests has no cpu for targetCPUUtilizationPercentage, so unless a LimitRange sets one, the autoscaler cannot measure it."},
 		{"a memory target alone", autoscaled(1, 5, func(p *sync.Parent) {
 			p.Spec.Autoscaling.TargetMemoryUtilizationPercentage = ptr(int32(70))
-		}), nil, 1, webappv1.PhasePending, "False/AutoscalerMissing", nil, "spec.resources.requests has no memory for targetMemoryUtilizationPercentage"},
+		}), nil, 1, webappv1.PhasePending, "False/AutoscalerMissing", 1, "spec.resources.requests has no memory for targetMemoryUtilizationPercentage"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,8 +113,8 @@ func TestSyncAutoscaling(t *testing.T) {
 			if got := conditionOf(st, webappv1.ConditionAutoscaling); got != tt.wantCondition {
 				t.Errorf("Autoscaling condition = %q; want %q", got, tt.wantCondition)
 			}
-			if fmt.Sprint(st.DesiredReplicas) != fmt.Sprint(tt.wantDesired) && (st.DesiredReplicas == nil || tt.wantDesired == nil || *st.DesiredReplicas != *tt.wantDesired) {
-				t.Errorf("desiredReplicas = %v; want %v", st.DesiredReplicas, tt.wantDesired)
+			if st.DesiredReplicas == nil || *st.DesiredReplicas != tt.wantDesired || st.ReadyOfDesired != fmt.Sprintf("%d/%d", st.ReadyReplicas, tt.wantDesired) {
+				t.Errorf("desiredReplicas = %v, readyOfDesired %q; want %d, of %d ready", st.DesiredReplicas, st.ReadyOfDesired, tt.wantDesired, st.ReadyReplicas)
 			}
 			if !strings.Contains(st.Message, tt.wantMessage) {
 				t.Errorf("message = %q; want it to contain %q", st.Message, tt.wantMessage)

@@ -129,7 +129,7 @@ func Sync(req *Request, now time.Time) Response {
 		c, hpa := autoscalingCondition(req, now)
 		status.Conditions = append(status.Conditions, c)
 		if hpa != nil && hpa.DesiredReplicas > 0 {
-			status.DesiredReplicas = &hpa.DesiredReplicas
+			desired = hpa.DesiredReplicas
 		}
 		status.Message += fmt.Sprintf(" The HorizontalPodAutoscaler sets the replicas, from %d to %d; spec.replicas is ignored.", minReplicas(a), a.MaxReplicas)
 		if c.Status != metav1.ConditionTrue {
@@ -139,6 +139,7 @@ func Sync(req *Request, now time.Time) Response {
 	if names := untrackedSecrets(p, &req.Related); len(names) > 0 {
 		status.Conditions = append(status.Conditions, secretsCondition(p, now, names))
 	}
+	withDesired(&status, desired)
 	resp := Response{Status: status, Children: children}
 	if form != nil {
 		resp.spec = &builtSpec{deployment: deployment, form: form}
@@ -355,6 +356,11 @@ func baseStatus(req *Request) webappv1.WebAppStatus {
 		s.ReadyReplicas = st.ReadyReplicas
 		s.AvailableReplicas = st.AvailableReplicas
 		s.Selector = selectorString(dep.Deployment.Selector)
+		desired := int32(webappv1.DefaultReplicas) // the apiserver's default
+		if r := dep.Deployment.Replicas; r != nil {
+			desired = *r
+		}
+		withDesired(&s, desired)
 	}
 	if req.observed(isService) != nil {
 		s.Address = fmt.Sprintf("http://%s.%s.svc", p.Name, p.Namespace)
@@ -366,6 +372,12 @@ func baseStatus(req *Request) webappv1.WebAppStatus {
 		}
 	}
 	return s
+}
+
+// withDesired sets the desired count of s, and the READY column's readyReplicas/desired.
+func withDesired(s *webappv1.WebAppStatus, desired int32) {
+	s.DesiredReplicas = &desired
+	s.ReadyOfDesired = fmt.Sprintf("%d/%d", s.ReadyReplicas, desired)
 }
 
 // selectorString renders an observed Deployment's selector as status.selector, the string form

@@ -1,6 +1,7 @@
 package v1_test
 
 import (
+	"fmt"
 	"os"
 	"reflect"
 	"testing"
@@ -68,12 +69,24 @@ func TestCRD(t *testing.T) {
 			t.Errorf("spec.%v = %#v; want %#v", tt.path, got, tt.want)
 		}
 	}
+	// kubectl get webapps: READY as kubectl get deployments shows it (never spec.replicas, which
+	// an autoscaler overrides), PHASE, REASON, URL, AGE; -o wide adds IMAGE and MESSAGE.
 	var columns []string
 	for _, col := range get(version, "additionalPrinterColumns").([]any) {
-		columns = append(columns, get(col, "name").(string))
+		priority, _ := get(col, "priority").(float64)
+		columns = append(columns, fmt.Sprintf("%s %s %v", get(col, "name"), get(col, "jsonPath"), priority))
 	}
-	if want := []string{"Image", "Desired", "Available", "Phase", "Age"}; !reflect.DeepEqual(columns, want) {
-		t.Errorf("printer columns = %v; want %v", columns, want)
+	want := []string{
+		"Ready .status.readyOfDesired 0",
+		"Phase .status.phase 0",
+		`Reason .status.conditions[?(@.type=="Ready")].reason 0`,
+		"URL .status.url 0",
+		"Age .metadata.creationTimestamp 0",
+		"Image .spec.image 1",
+		"Message .status.message 1",
+	}
+	if !reflect.DeepEqual(columns, want) {
+		t.Errorf("printer columns = %q; want %q", columns, want)
 	}
 }
 

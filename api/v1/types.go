@@ -35,11 +35,13 @@ const (
 // +kubebuilder:resource:path=webapps,scope=Namespaced,shortName=wa,singular=webapp
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
-// +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`,description="Container image"
-// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.spec.replicas`,description="Desired replicas"
-// +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.availableReplicas`,description="Available replicas"
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.readyOfDesired`,description="Ready pods of those desired, as kubectl get deployments shows them"
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`,description="Lifecycle phase"
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,description="Why the WebApp is, or is not, Ready"
+// +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.status.url`,description="Where clients reach the app"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Image",type=string,priority=1,JSONPath=`.spec.image`,description="Container image"
+// +kubebuilder:printcolumn:name="Message",type=string,priority=1,JSONPath=`.status.message`,description="What is going on, in one sentence"
 type WebApp struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -472,9 +474,17 @@ type WebAppStatus struct {
 	// +optional
 	AvailableReplicas int32 `json:"availableReplicas"`
 
-	// desiredReplicas is the count the HorizontalPodAutoscaler last asked for, while autoscaling.
+	// desiredReplicas is how many pods are desired: spec.replicas without autoscaling, and with it
+	// the count the HorizontalPodAutoscaler last asked for (the count it has set on the Deployment
+	// before it has computed one). Under an invalid spec or a teardown it is the observed
+	// Deployment's. Unset while there is no Deployment to go by.
 	// +optional
 	DesiredReplicas *int32 `json:"desiredReplicas,omitempty"`
+
+	// readyOfDesired is readyReplicas/desiredReplicas, "2/3", as kubectl get deployments shows
+	// READY; the READY column of kubectl get webapps. Unset with desiredReplicas.
+	// +optional
+	ReadyOfDesired string `json:"readyOfDesired,omitempty"`
 
 	// restarts is the total of container restarts in the pods of the current spec: a crash-looping
 	// app shows here even while Ready flaps.
