@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -166,8 +167,10 @@ func BenchmarkPrune(b *testing.B) {
 }
 
 // TestMarshalResponse holds Response.MarshalJSON, which joins encoded children by hand, to the
-// plain encoding of the same answer as one struct, with children that encoding/json would
-// escape or reformat if they were not written by it already.
+// plain encoding of the same answer as one struct, with children that encoding/json would escape
+// or reformat if they were not written by it already. The reference is encoding/json as the
+// pinned github.com/go-json-experiment/json/v1 implements it, not the standard library of
+// whichever Go runs the test.
 func TestMarshalResponse(t *testing.T) {
 	p := &Parent{Name: "hello", Namespace: "default", Spec: webappSpec()}
 	labels, selector, pods := podLabels(p, nil)
@@ -194,10 +197,10 @@ func TestMarshalResponse(t *testing.T) {
 			}
 			ref := struct {
 				Status             webappv1.WebAppStatus `json:"status"`
-				Children           []json.RawMessage     `json:"children"`
+				Children           []jsonv1.RawMessage   `json:"children"`
 				ResyncAfterSeconds float64               `json:"resyncAfterSeconds,omitempty"`
 				Finalized          *bool                 `json:"finalized,omitempty"`
-			}{Status: tt.resp.Status, Children: []json.RawMessage{}, ResyncAfterSeconds: tt.resp.ResyncAfterSeconds, Finalized: tt.resp.Finalized}
+			}{Status: tt.resp.Status, Children: []jsonv1.RawMessage{}, ResyncAfterSeconds: tt.resp.ResyncAfterSeconds, Finalized: tt.resp.Finalized}
 			for _, c := range tt.resp.Children {
 				b, err := encodeChild(c, nil)
 				if err != nil {
@@ -205,7 +208,7 @@ func TestMarshalResponse(t *testing.T) {
 				}
 				ref.Children = append(ref.Children, b)
 			}
-			want, err := json.Marshal(ref)
+			want, err := jsonv1.Marshal(ref)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -264,8 +267,10 @@ func prunedWhole(t *testing.T, d *appsv1.Deployment) []byte {
 }
 
 // TestMarshalStringMap holds marshal, which writes maps of strings itself, to encoding/json byte
-// for byte: for maps with keys and values that encoding/json escapes or orders in its own way,
-// nil, empty and omitted maps, random maps, and every kind of child the hook builds.
+// for byte, as the pinned github.com/go-json-experiment/json/v1 implements it (the standard
+// library's writes invalid UTF-8 differently from one Go release to the next): for maps with keys
+// and values that encoding/json escapes or orders in its own way, nil, empty and omitted maps,
+// random maps, and every kind of child the hook builds.
 func TestMarshalStringMap(t *testing.T) {
 	type withMaps struct {
 		Plain     map[string]string `json:"plain"`
@@ -303,7 +308,7 @@ func TestMarshalStringMap(t *testing.T) {
 	d, _ := desiredDeployment(p, p.Spec.Replicas, labels, selector, pods, "cfg")
 	values = append(values, d, desiredService(p, labels, pods), desiredIngress(p, labels), desiredAutoscaler(p, labels))
 	for i, v := range values {
-		want, wantErr := json.Marshal(v)
+		want, wantErr := jsonv1.Marshal(v)
 		got, err := marshal(v)
 		if !bytes.Equal(got, want) || (err == nil) != (wantErr == nil) {
 			t.Errorf("value %d (%T): marshal =\n%s, %v\nwant\n%s, %v", i, v, got, err, want, wantErr)
