@@ -79,9 +79,7 @@ func sameSelector(s *metav1.LabelSelector, labels map[string]string) bool {
 // default of 1), annotated with the hash of its spec. While autoscaling, the hash leaves replicas
 // out: the autoscaler changes them, and that is not a new spec.
 // configHash, when not "", becomes the pod template's AnnotationConfigHash.
-// It also returns the apply form of the spec when that is what was hashed (no autoscaling), nil
-// otherwise, so that the answer can write the spec without encoding it again (Response.spec).
-func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, selector *metav1.LabelSelector, pods map[string]string, configHash string) (*appsv1.Deployment, []byte) {
+func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, selector *metav1.LabelSelector, pods map[string]string, configHash string) *appsv1.Deployment {
 	spec := &p.Spec
 	container := corev1.Container{
 		Name:    ContainerName,
@@ -131,18 +129,12 @@ func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, sel
 			RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: st.MaxSurge, MaxUnavailable: st.MaxUnavailable},
 		}
 	}
-	hashed := &d.Spec
+	hashed := d.Spec
 	if spec.Autoscaling != nil {
-		withoutReplicas := d.Spec
-		withoutReplicas.Replicas = nil
-		hashed = &withoutReplicas
+		hashed.Replicas = nil
 	}
-	form := specForm(hashed)
-	d.Annotations = map[string]string{AnnotationSpecHash: hashJSON(form)}
-	if hashed != &d.Spec {
-		form = nil
-	}
-	return d, form
+	d.Annotations = map[string]string{AnnotationSpecHash: SpecHash(&hashed)}
+	return d
 }
 
 // replicasFor is the replica count the Deployment is answered with. Without autoscaling it is

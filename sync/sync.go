@@ -36,17 +36,6 @@ type Response struct {
 	ResyncAfterSeconds float64
 	// Finalized is set by Finalize only: true once no child is observed.
 	Finalized *bool
-
-	// spec is the Deployment Sync built with the apply form of its spec, encoded to hash it:
-	// MarshalJSON writes that spec from it rather than encode it again (a twentieth of a call).
-	// A Deployment's spec is final once built, as its spec-hash annotation already assumes.
-	spec *builtSpec
-}
-
-// builtSpec is a Deployment and the apply form of its spec.
-type builtSpec struct {
-	deployment *appsv1.Deployment
-	form       []byte
 }
 
 // Sync answers the sync hook: the children a WebApp should have and its status, computed from the
@@ -79,7 +68,7 @@ func Sync(req *Request, now time.Time) Response {
 	cfg := checkConfig(p, &req.Related, observedDeployment)
 	labels, selector, pods := podLabels(p, observedDeployment)
 	replicas := replicasFor(&p.Spec, observedDeployment)
-	deployment, form := desiredDeployment(p, replicas, labels, selector, pods, cfg.hash)
+	deployment := desiredDeployment(p, replicas, labels, selector, pods, cfg.hash)
 	var children []runtime.Object
 	switch {
 	case cfg.missing == nil:
@@ -139,11 +128,7 @@ func Sync(req *Request, now time.Time) Response {
 	if names := untrackedSecrets(p, &req.Related); len(names) > 0 {
 		status.Conditions = append(status.Conditions, secretsCondition(p, now, names))
 	}
-	resp := Response{Status: status, Children: children}
-	if form != nil {
-		resp.spec = &builtSpec{deployment: deployment, form: form}
-	}
-	return resp
+	return Response{Status: status, Children: children}
 }
 
 // requests reports whether resources request name.
