@@ -402,10 +402,7 @@ func lastApplied(c *Child) string {
 			Annotations struct {
 				LastApplied string `json:"metacontroller.k8s.io/last-applied-configuration"` // AnnotationLastApplied
 			} `json:"annotations"`
-			ManagedFields skipped `json:"managedFields"`
 		} `json:"metadata"`
-		Spec   skipped `json:"spec"`
-		Status skipped `json:"status"`
 	}
 	if jsonv2.Unmarshal(c.Raw, &obj, decodeOptions) != nil {
 		return ""

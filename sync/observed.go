@@ -72,10 +72,15 @@ type ObservedAutoscaler struct {
 }
 
 // builtKinds decode, for each kind the hook builds ("Kind.apiVersion"), an observed child into
-// its identity and view with decode, which decodes JSON into the value it is given.
+// its identity and view with decode, which decodes JSON into the value it is given. Members a
+// view does not name are passed over unstored, whatever JSON they hold.
 var builtKinds = map[string]func(decode func(any) error) (Child, error){
 	"Deployment.apps/v1": func(decode func(any) error) (Child, error) {
-		var w observedWire[deploymentSpecWire, ObservedDeploymentStatus]
+		var w struct {
+			observedHead `json:",inline"`
+			Spec         deploymentSpecWire       `json:"spec"`
+			Status       ObservedDeploymentStatus `json:"status"`
+		}
 		err := decode(&w)
 		c := w.child()
 		c.Deployment = &ObservedDeployment{
@@ -90,14 +95,18 @@ var builtKinds = map[string]func(decode func(any) error) (Child, error){
 	},
 	"Service.v1": identityOnly,
 	"Ingress.networking.k8s.io/v1": func(decode func(any) error) (Child, error) {
-		var w observedWire[struct {
-			Rules []networkingv1.IngressRule `json:"rules"`
-			TLS   []networkingv1.IngressTLS  `json:"tls"`
-		}, struct {
-			LoadBalancer struct {
-				Ingress []networkingv1.IngressLoadBalancerIngress `json:"ingress"`
-			} `json:"loadBalancer"`
-		}]
+		var w struct {
+			observedHead `json:",inline"`
+			Spec         struct {
+				Rules []networkingv1.IngressRule `json:"rules"`
+				TLS   []networkingv1.IngressTLS  `json:"tls"`
+			} `json:"spec"`
+			Status struct {
+				LoadBalancer struct {
+					Ingress []networkingv1.IngressLoadBalancerIngress `json:"ingress"`
+				} `json:"loadBalancer"`
+			} `json:"status"`
+		}
 		err := decode(&w)
 		c := w.child()
 		c.Ingress = &ObservedIngress{Rules: w.Spec.Rules, TLS: w.Spec.TLS, LoadBalancer: w.Status.LoadBalancer.Ingress}
@@ -105,7 +114,10 @@ var builtKinds = map[string]func(decode func(any) error) (Child, error){
 	},
 	"PodDisruptionBudget.policy/v1": identityOnly,
 	"HorizontalPodAutoscaler.autoscaling/v2": func(decode func(any) error) (Child, error) {
-		var w observedWire[skipped, ObservedAutoscaler]
+		var w struct {
+			observedHead `json:",inline"`
+			Status       ObservedAutoscaler `json:"status"`
+		}
 		err := decode(&w)
 		c := w.child()
 		c.Autoscaler = &w.Status
@@ -116,14 +128,14 @@ var builtKinds = map[string]func(decode func(any) error) (Child, error){
 // identityOnly decodes a child of a kind the hook builds of which the decision reads nothing but
 // its identity: a Service or a PodDisruptionBudget.
 func identityOnly(decode func(any) error) (Child, error) {
-	var w observedWire[skipped, skipped]
+	var w observedHead
 	err := decode(&w)
 	return w.child(), err
 }
 
-// observedWire is an observed child of a kind the hook builds as it is decoded: its identity,
-// the annotation the decision reads, and the parts of spec and status its view needs.
-type observedWire[Spec, Status any] struct {
+// observedHead is what the decision reads of every observed child of a kind the hook builds: its
+// identity, and the annotation and generation a Deployment's view takes.
+type observedHead struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	Metadata   struct {
@@ -133,30 +145,23 @@ type observedWire[Spec, Status any] struct {
 		Annotations struct {
 			SpecHash string `json:"webapp.example.com/spec-hash"` // AnnotationSpecHash
 		} `json:"annotations"`
-		Labels          skipped `json:"labels"`
-		ManagedFields   skipped `json:"managedFields"`
-		OwnerReferences skipped `json:"ownerReferences"`
 	} `json:"metadata"`
-	Spec   Spec   `json:"spec"`
-	Status Status `json:"status"`
 }
 
 // child returns the child's identity, as a child of a kind the hook builds.
-func (w *observedWire[Spec, Status]) child() Child {
-	return Child{APIVersion: w.APIVersion, Kind: w.Kind, Name: w.Metadata.Name, Namespace: w.Metadata.Namespace, Built: true}
+func (h *observedHead) child() Child {
+	return Child{APIVersion: h.APIVersion, Kind: h.Kind, Name: h.Metadata.Name, Namespace: h.Metadata.Namespace, Built: true}
 }
 
 // deploymentSpecWire is what the decision reads of a Deployment's spec.
 type deploymentSpecWire struct {
 	Replicas *int32                `json:"replicas"`
 	Selector *metav1.LabelSelector `json:"selector"`
-	Strategy skipped               `json:"strategy"`
 	Template struct {
 		Metadata struct {
 			Annotations struct {
 				ConfigHash string `json:"webapp.example.com/config-hash"` // AnnotationConfigHash
 			} `json:"annotations"`
 		} `json:"metadata"`
-		Spec skipped `json:"spec"`
 	} `json:"template"`
 }

@@ -88,7 +88,7 @@ func (w *wireRelated) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 			} `json:"spec"`
 			Status corev1.PodStatus `json:"status"`
 		}
-		if err := jsonv2.UnmarshalDecode(dec, &p, relatedOptions); err != nil {
+		if err := jsonv2.UnmarshalDecode(dec, &p, decodeOptions); err != nil {
 			return err
 		}
 		w.pod = &RelatedPod{ObjectMeta: p.Metadata, Images: map[string]string{}, Status: p.Status}

@@ -98,36 +98,10 @@ func (e *RequestError) Error() string {
 // Metacontroller and the apiserver use), so the hook reads a body the way its sender meant it.
 var decodeOptions = jsontext.AllowDuplicateNames(true)
 
-// relatedOptions are decodeOptions for the related objects decoded with their whole
-// metav1.ObjectMeta: their metadata.managedFields, the largest part of an object, is never read,
-// so it is skipped, not stored. They are not used elsewhere, because an unmarshaler of any type
-// makes every value's decoding look its type up first.
-var relatedOptions = jsonv2.JoinOptions(
-	decodeOptions,
-	jsonv2.WithUnmarshalers(jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, _ *[]metav1.ManagedFieldsEntry) error {
-		return skipValue(dec)
-	})),
-)
-
-// skipped is a member the decision never reads, passed over unstored. The large ones of a request
-// (the controller, managedFields, a pod template's spec, …) are declared as skipped rather than
-// left unknown: json/v2 skips an unknown object or array token by token, and skipValue reads it
-// as one value, which BenchmarkSkip measures a third faster. A skipped member may hold any JSON.
-type skipped struct{}
-
-// UnmarshalJSONFrom implements json/v2's UnmarshalerFrom.
-func (skipped) UnmarshalJSONFrom(dec *jsontext.Decoder) error { return skipValue(dec) }
-
-// skipValue passes over the next value, checking that it is valid JSON.
-func skipValue(dec *jsontext.Decoder) error {
-	_, err := dec.ReadValue()
-	return err
-}
-
-// The wire types hold what the decision reads; every other member (related objects of other
-// kinds, most of the parent) is skipped by the decoder without being stored.
+// The wire types hold what the decision reads; every other member (the controller, related
+// objects of other kinds, most of the parent) is passed over by the decoder without being stored,
+// whatever JSON it holds.
 type wireRequest struct {
-	Controller skipped                           `json:"controller"`
 	Parent     *wireParent                       `json:"parent"`
 	Children   map[string]map[string]wireChild   `json:"children"`
 	Related    map[string]map[string]wireRelated `json:"related"`
@@ -137,11 +111,9 @@ type wireRequest struct {
 type wireParent struct {
 	Kind     string `json:"kind"`
 	Metadata *struct {
-		Name          string  `json:"name"`
-		Namespace     string  `json:"namespace"`
-		Generation    int64   `json:"generation"`
-		Annotations   skipped `json:"annotations"`
-		ManagedFields skipped `json:"managedFields"`
+		Name       string `json:"name"`
+		Namespace  string `json:"namespace"`
+		Generation int64  `json:"generation"`
 	} `json:"metadata"`
 	Spec   jsontext.Value `json:"spec"`
 	Status wireStatus     `json:"status"`
@@ -427,7 +399,7 @@ type wireStatus struct{ conditions []metav1.Condition }
 func (w *wireStatus) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	*w = wireStatus{}
 	if dec.PeekKind() != '{' {
-		return skipValue(dec)
+		return dec.SkipValue()
 	}
 	var s struct {
 		Conditions wireConditions `json:"conditions"`

@@ -317,11 +317,14 @@ func TestDecodeRequestOrder(t *testing.T) {
 
 // TestDecodeRequestRaw checks that every child's Raw is exactly the object as sent, whether the
 // hook decoded it in place (a kind it builds) or not, and that fields the decision does not read
-// are carried as they are, not checked: a Service's odd ports stay the apiserver's business.
+// are carried as they are, not checked, whatever JSON they hold: a Service's odd ports stay the
+// apiserver's business.
 func TestDecodeRequestRaw(t *testing.T) {
 	children := map[string]string{
-		"Deployment.apps/v1": `{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "hello", "annotations": {"a": "\u00e9\"x\""}}, "spec": {"template": {"spec": {"containers": 7}}}}`,
-		"Service.v1":         `{"kind":"Service","apiVersion":"v1","metadata":{"name":"hello"},"spec":{"ports":{}}}`,
+		"Deployment.apps/v1":                     `{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "hello", "labels": 7, "managedFields": "x", "ownerReferences": {}, "annotations": {"a": "\u00e9\"x\""}}, "spec": {"strategy": 3, "template": {"spec": {"containers": 7}}}}`,
+		"Service.v1":                             `{"kind":"Service","apiVersion":"v1","metadata":{"name":"hello"},"spec":{"ports":{}}}`,
+		"PodDisruptionBudget.policy/v1":          `{"kind":"PodDisruptionBudget","apiVersion":"policy/v1","metadata":{"name":"hello"},"spec":5,"status":[1]}`,
+		"HorizontalPodAutoscaler.autoscaling/v2": `{"kind":"HorizontalPodAutoscaler","apiVersion":"autoscaling/v2","metadata":{"name":"hello"},"spec":"x"}`,
 		"ConfigMap.v1":       "{\n  \"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"other\"}\n}",
 	}
 	body := `{"parent": {"metadata": {"name": "hello", "namespace": "n"}, "spec": {"image": "nginx"}}, "children": {`

@@ -18,8 +18,6 @@ import (
 	webappv1 "github.com/example/webapp-operator/api/v1"
 	"github.com/example/webapp-operator/hooktest"
 	"github.com/example/webapp-operator/sync"
-	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 )
 
 // TestSyncStatus covers every phase rule: what the observed children say, never what is desired.
@@ -666,45 +664,4 @@ func BenchmarkDecodeRequest(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-}
-
-// readValueSkip passes over a value as sync's skipped members do: read as one value.
-type readValueSkip struct{}
-
-func (readValueSkip) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	_, err := dec.ReadValue()
-	return err
-}
-
-// BenchmarkSkip measures what justifies sync's skipped members: passing over every member of a
-// realistic request as unknown, which json/v2 does token by token, against declaring them as
-// members read as one value.
-func BenchmarkSkip(b *testing.B) {
-	body, err := os.ReadFile("../webhook/testdata/large.request.json")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run("unknown", func(b *testing.B) {
-		b.SetBytes(int64(len(body)))
-		for b.Loop() {
-			var v struct{}
-			if err := jsonv2.Unmarshal(body, &v); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("read", func(b *testing.B) {
-		b.SetBytes(int64(len(body)))
-		for b.Loop() {
-			var v struct {
-				Controller readValueSkip `json:"controller"`
-				Parent     readValueSkip `json:"parent"`
-				Children   readValueSkip `json:"children"`
-				Related    readValueSkip `json:"related"`
-			}
-			if err := jsonv2.Unmarshal(body, &v); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
 }
