@@ -390,9 +390,8 @@ func specErrors(raw jsontext.Value) error {
 
 // wireStatus reads the parent's status.conditions leniently where they stand in the request: a
 // status the hook cannot read only means that lastTransitionTime starts afresh, so it is never an
-// error, and a time that does not parse counts as none. Of each condition only what condition()
-// reads is kept: its type, status and lastTransitionTime. Decoding them whole, with apimachinery's
-// time decoder, was 8 % of reading a request.
+// error, and a time that does not parse counts as none for its condition alone. Of each
+// condition only what condition() reads is kept: its type, status and lastTransitionTime.
 type wireStatus struct{ conditions []metav1.Condition }
 
 // UnmarshalJSONFrom implements json/v2's UnmarshalerFrom.

@@ -12,7 +12,6 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
@@ -354,20 +353,16 @@ func baseStatus(req *Request) webappv1.WebAppStatus {
 }
 
 // selectorString renders an observed Deployment's selector as status.selector, the string form
-// the scale subresource reports: "" for none or one that does not parse. The apiserver has
-// validated the selector already, so the usual one, matchLabels only, is rendered without
-// validating each label again, which took a sixth of a sync.
+// the scale subresource reports: "" for none or one that does not parse.
 func selectorString(sel *metav1.LabelSelector) string {
 	if sel == nil {
 		return ""
 	}
-	if len(sel.MatchExpressions) == 0 {
-		return labels.SelectorFromValidatedSet(sel.MatchLabels).String()
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return ""
 	}
-	if s, err := metav1.LabelSelectorAsSelector(sel); err == nil {
-		return s.String()
-	}
-	return ""
+	return s.String()
 }
 
 // ingressURL is where an observed Ingress serves its first rule: https://<host><path> when it has
