@@ -1,9 +1,11 @@
 package webhook
 
 import (
+	"context"
 	"net/http"
-	"strconv"
-	"time"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -118,49 +120,19 @@ func (c credentials) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// instrument counts, times and tracks the calls of one hook route. It is a few lines rather than
-// promhttp's instrumentation, which costs more on this hot path than the answer cache does.
-func (m *metrics) instrument(hook string, next http.Handler) http.Handler {
-	duration := m.duration.WithLabelValues(hook)
-	ok := m.requests.WithLabelValues(hook, "200")
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		m.inFlight.Inc()
-		defer m.inFlight.Dec()
-		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w}
-		next.ServeHTTP(sw, r)
-		duration.Observe(time.Since(start).Seconds())
-		if sw.code == http.StatusOK {
-			ok.Inc()
-		} else {
-			m.requests.WithLabelValues(hook, strconv.Itoa(sw.code)).Inc()
-		}
-	})
+// instrument counts, times and tracks hook calls, by the hook their route names
+// (hookOf): it is the outermost middleware of the hook routes.
+func (m *metrics) instrument(next http.Handler) http.Handler {
+	hook := promhttp.WithLabelFromCtx("hook", hookOf)
+	return promhttp.InstrumentHandlerInFlight(m.inFlight,
+		promhttp.InstrumentHandlerDuration(m.duration, promhttp.InstrumentHandlerCounter(m.requests, next, hook), hook))
 }
 
-// statusWriter remembers the status code written through it; 200 when none was set explicitly.
-type statusWriter struct {
-	http.ResponseWriter
-	code int
+// hookOf names the hook of a call routed to /sync, /finalize or /customize: its route without
+// the slash.
+func hookOf(ctx context.Context) string {
+	return strings.TrimPrefix(chi.RouteContext(ctx).RoutePattern(), "/")
 }
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.code == 0 {
-		w.code = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.code == 0 {
-		w.code = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap returns the ResponseWriter written through, so that an http.ResponseController can
-// reach the connection's deadlines (serveHook sets the body's).
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // serveMetrics handles GET /metrics in the Prometheus text format.
 func (m *metrics) serveMetrics() http.Handler {
