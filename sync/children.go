@@ -103,7 +103,7 @@ func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, sel
 		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: v.Name, MountPath: v.MountPath, ReadOnly: v.ReadOnly})
 	}
 	d := &appsv1.Deployment{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		TypeMeta:   DeploymentKind.TypeMeta(),
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: replicas,
@@ -187,10 +187,10 @@ func desiredAutoscaler(p *Parent, labels map[string]string) *autoscalingv2.Horiz
 	}
 	minimum := minReplicas(a)
 	return &autoscalingv2.HorizontalPodAutoscaler{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler"},
+		TypeMeta:   AutoscalerKind.TypeMeta(),
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
 		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
-			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: p.Name},
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: DeploymentKind.APIVersion, Kind: DeploymentKind.Kind, Name: p.Name},
 			MinReplicas:    &minimum,
 			MaxReplicas:    a.MaxReplicas,
 			Metrics:        metrics,
@@ -244,7 +244,7 @@ func healthProbes(spec *webappv1.WebAppSpec) (readiness, startup *corev1.Probe) 
 // the pod labels. Call it only when Port is set.
 func desiredService(p *Parent, labels, pods map[string]string) *corev1.Service {
 	return &corev1.Service{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		TypeMeta:   ServiceKind.TypeMeta(),
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
@@ -265,7 +265,7 @@ func desiredIngress(p *Parent, labels map[string]string) *networkingv1.Ingress {
 	in := p.Spec.Ingress
 	path, pathType := ingressPath(in)
 	ing := &networkingv1.Ingress{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"},
+		TypeMeta:   IngressKind.TypeMeta(),
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels, Annotations: in.Annotations},
 		Spec: networkingv1.IngressSpec{
 			IngressClassName: in.ClassName,
@@ -320,7 +320,7 @@ func desiredDisruptionBudget(p *Parent, labels map[string]string, selector *meta
 		maxUnavailable = *db.MaxUnavailable
 	}
 	return &policyv1.PodDisruptionBudget{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
+		TypeMeta:   DisruptionBudgetKind.TypeMeta(),
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
 		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &maxUnavailable, Selector: selector},
 	}

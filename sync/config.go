@@ -38,7 +38,7 @@ func checkConfig(p *Parent, rel *Related, observed *ObservedDeployment) configSt
 	tracked := map[ConfigRef]bool{}
 	for i := range refs {
 		ref := &refs[i]
-		sent := rel.Kinds[ref.Kind+".v1"]
+		sent := rel.Kinds[ref.kind.Key()]
 		if _, ok := rel.Config[ref.ConfigRef]; sent && !ok && !ref.Optional && st.missing == nil {
 			st.missing = ref
 		}
@@ -86,7 +86,7 @@ func configHash(tracked map[ConfigRef]bool, rel *Related) string {
 // missingMessage says which object is missing, where the spec names it, and what the hook does.
 func (st configState) missingMessage(p *Parent, deploymentExists bool) (webappv1.Phase, string, string) {
 	reason, phase := webappv1.ReasonConfigMapMissing, webappv1.PhasePending
-	if st.missing.Kind == "Secret" {
+	if st.missing.kind == SecretKind {
 		reason = webappv1.ReasonSecretMissing
 	}
 	what := fmt.Sprintf("Waiting for %s %s, which %s names, to exist before creating Deployment %s.", st.missing.Kind, st.missing.Name, st.missing.Field, p.Name)
@@ -101,12 +101,12 @@ func (st configState) missingMessage(p *Parent, deploymentExists bool) (webappv1
 // (tracked references) when Metacontroller sent no Secrets at all: the customize answer asks for
 // them only when the hook is served over TLS (CustomizeOptions.Secrets).
 func untrackedSecrets(p *Parent, rel *Related) []string {
-	if rel.Kinds[relatedSecrets] {
+	if rel.Kinds[SecretKind.Key()] {
 		return nil
 	}
 	var names []string
 	for _, ref := range configRefs(p) {
-		if ref.Kind == "Secret" && ref.Tracked && !slices.Contains(names, ref.Name) {
+		if ref.kind == SecretKind && ref.Tracked && !slices.Contains(names, ref.Name) {
 			names = append(names, ref.Name)
 		}
 	}

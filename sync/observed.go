@@ -71,63 +71,62 @@ type ObservedAutoscaler struct {
 	Conditions []ObservedCondition `json:"conditions"`
 }
 
-// builtKinds decode, for each kind the hook builds ("Kind.apiVersion"), an observed child into
-// its identity and view with decode, which decodes JSON into the value it is given. Members a
-// view does not name are passed over unstored, whatever JSON they hold.
-var builtKinds = map[string]func(decode func(any) error) (Child, error){
-	"Deployment.apps/v1": func(decode func(any) error) (Child, error) {
-		var w struct {
-			observedHead `json:",inline"`
-			Spec         deploymentSpecWire       `json:"spec"`
-			Status       ObservedDeploymentStatus `json:"status"`
-		}
-		err := decode(&w)
-		c := w.child()
-		c.Deployment = &ObservedDeployment{
-			Generation: w.Metadata.Generation,
-			SpecHash:   w.Metadata.Annotations.SpecHash,
-			Replicas:   w.Spec.Replicas,
-			Selector:   w.Spec.Selector,
-			ConfigHash: w.Spec.Template.Metadata.Annotations.ConfigHash,
-			Status:     w.Status,
-		}
-		return c, err
-	},
-	"Service.v1": identityOnly,
-	"Ingress.networking.k8s.io/v1": func(decode func(any) error) (Child, error) {
-		var w struct {
-			observedHead `json:",inline"`
-			Spec         struct {
-				Rules []networkingv1.IngressRule `json:"rules"`
-				TLS   []networkingv1.IngressTLS  `json:"tls"`
-			} `json:"spec"`
-			Status struct {
-				LoadBalancer struct {
-					Ingress []networkingv1.IngressLoadBalancerIngress `json:"ingress"`
-				} `json:"loadBalancer"`
-			} `json:"status"`
-		}
-		err := decode(&w)
-		c := w.child()
-		c.Ingress = &ObservedIngress{Rules: w.Spec.Rules, TLS: w.Spec.TLS, LoadBalancer: w.Status.LoadBalancer.Ingress}
-		return c, err
-	},
-	"PodDisruptionBudget.policy/v1": identityOnly,
-	"HorizontalPodAutoscaler.autoscaling/v2": func(decode func(any) error) (Child, error) {
-		var w struct {
-			observedHead `json:",inline"`
-			Status       ObservedAutoscaler `json:"status"`
-		}
-		err := decode(&w)
-		c := w.child()
-		c.Autoscaler = &w.Status
-		return c, err
-	},
+// deploymentView, ingressView, autoscalerView and identityView decode an observed child of a
+// kind the hook builds (Kind.view) into its identity and view with decode, which decodes JSON
+// into the value it is given. Members a view does not name are passed over unstored, whatever
+// JSON they hold.
+func deploymentView(decode func(any) error) (Child, error) {
+	var w struct {
+		observedHead `json:",inline"`
+		Spec         deploymentSpecWire       `json:"spec"`
+		Status       ObservedDeploymentStatus `json:"status"`
+	}
+	err := decode(&w)
+	c := w.child()
+	c.Deployment = &ObservedDeployment{
+		Generation: w.Metadata.Generation,
+		SpecHash:   w.Metadata.Annotations.SpecHash,
+		Replicas:   w.Spec.Replicas,
+		Selector:   w.Spec.Selector,
+		ConfigHash: w.Spec.Template.Metadata.Annotations.ConfigHash,
+		Status:     w.Status,
+	}
+	return c, err
 }
 
-// identityOnly decodes a child of a kind the hook builds of which the decision reads nothing but
-// its identity: a Service or a PodDisruptionBudget.
-func identityOnly(decode func(any) error) (Child, error) {
+func ingressView(decode func(any) error) (Child, error) {
+	var w struct {
+		observedHead `json:",inline"`
+		Spec         struct {
+			Rules []networkingv1.IngressRule `json:"rules"`
+			TLS   []networkingv1.IngressTLS  `json:"tls"`
+		} `json:"spec"`
+		Status struct {
+			LoadBalancer struct {
+				Ingress []networkingv1.IngressLoadBalancerIngress `json:"ingress"`
+			} `json:"loadBalancer"`
+		} `json:"status"`
+	}
+	err := decode(&w)
+	c := w.child()
+	c.Ingress = &ObservedIngress{Rules: w.Spec.Rules, TLS: w.Spec.TLS, LoadBalancer: w.Status.LoadBalancer.Ingress}
+	return c, err
+}
+
+func autoscalerView(decode func(any) error) (Child, error) {
+	var w struct {
+		observedHead `json:",inline"`
+		Status       ObservedAutoscaler `json:"status"`
+	}
+	err := decode(&w)
+	c := w.child()
+	c.Autoscaler = &w.Status
+	return c, err
+}
+
+// identityView is the view of a kind of which the decision reads nothing but the identity: a
+// Service or a PodDisruptionBudget.
+func identityView(decode func(any) error) (Child, error) {
 	var w observedHead
 	err := decode(&w)
 	return w.child(), err

@@ -30,7 +30,7 @@ type Related struct {
 
 // ConfigRef names a ConfigMap or Secret in the WebApp's namespace.
 type ConfigRef struct {
-	// Kind is "ConfigMap" or "Secret".
+	// Kind is ConfigMapKind.Kind or SecretKind.Kind: "ConfigMap" or "Secret".
 	Kind string
 	// Name is its metadata.name.
 	Name string
@@ -51,13 +51,6 @@ type RelatedPod struct {
 	Status corev1.PodStatus
 }
 
-// The related kinds the hook reads.
-const (
-	relatedPods       = "Pod.v1"
-	relatedConfigMaps = "ConfigMap.v1"
-	relatedSecrets    = "Secret.v1"
-)
-
 // wireRelated decodes one related object by the kind it is filed under, keeping only what the
 // decision reads; objects of other kinds are skipped.
 type wireRelated struct {
@@ -76,8 +69,8 @@ func (w *wireRelated) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	if k := dec.PeekKind(); k != '{' {
 		return &RequestError{Field: fieldPath(at), Problem: "expected object, got JSON " + kindName(k)}
 	}
-	switch at.Parent().LastToken() {
-	case relatedPods:
+	switch k := kindByKey(at.Parent().LastToken()); k {
+	case PodKind:
 		var p struct {
 			Metadata metav1.ObjectMeta `json:"metadata"`
 			Spec     struct {
@@ -96,7 +89,7 @@ func (w *wireRelated) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 			w.pod.Images[c.Name] = c.Image
 		}
 		w.namespace = p.Metadata.Namespace
-	case relatedConfigMaps, relatedSecrets:
+	case ConfigMapKind, SecretKind:
 		var c struct {
 			Kind     string `json:"kind"`
 			Metadata struct {
@@ -110,11 +103,7 @@ func (w *wireRelated) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		if err := jsonv2.UnmarshalDecode(dec, &c); err != nil {
 			return err
 		}
-		kind := "ConfigMap"
-		if at.Parent().LastToken() == relatedSecrets {
-			kind = "Secret"
-		}
-		w.config = &ConfigRef{Kind: kind, Name: c.Metadata.Name}
+		w.config = &ConfigRef{Kind: k.Kind, Name: c.Metadata.Name}
 		w.digest = configDigest(c.Metadata.UID, c.Data, c.BinaryData)
 		w.namespace = c.Metadata.Namespace
 	default:

@@ -152,9 +152,9 @@ func (w *wireChild) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		return &RequestError{Field: fieldPath(at), Problem: "expected object, got JSON " + kindName(k)}
 	}
 	group := at.Parent().LastToken()
-	if decodeView, ok := builtKinds[group]; ok {
+	if k := kindByKey(group); k != nil && k.Built {
 		w.start = dec.InputOffset()
-		c, err := decodeView(func(v any) error { return jsonv2.UnmarshalDecode(dec, v, decodeOptions) })
+		c, err := k.view(func(v any) error { return jsonv2.UnmarshalDecode(dec, v, decodeOptions) })
 		if err != nil {
 			return err
 		}
@@ -184,8 +184,8 @@ func (w *wireChild) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	if err := w.child.check(at); err != nil {
 		return err
 	}
-	if decodeView, ok := builtKinds[h.Kind+"."+h.APIVersion]; ok { // a kind the hook builds, filed elsewhere
-		c, err := decodeView(func(v any) error { return jsonv2.Unmarshal(raw, v, decodeOptions) })
+	if k := kindByKey(h.Kind + "." + h.APIVersion); k != nil && k.Built { // a kind the hook builds, filed elsewhere
+		c, err := k.view(func(v any) error { return jsonv2.Unmarshal(raw, v, decodeOptions) })
 		if err != nil {
 			return requestError(err, fieldPath(at), raw)
 		}
@@ -297,10 +297,8 @@ func sortedKeys[V any](m map[string]V) []string {
 // childKey identifies a child: apiVersion, kind, namespace and name.
 type childKey struct{ apiVersion, kind, namespace, name string }
 
-func (c *Child) isDeployment() bool { return c.Deployment != nil }
-func (c *Child) isService() bool    { return c.Built && c.Kind == "Service" }
-func (c *Child) isIngress() bool    { return c.Ingress != nil }
-func (c *Child) isAutoscaler() bool { return c.Autoscaler != nil }
+// is reports whether c is of a kind the hook builds, k.
+func (c *Child) is(k *Kind) bool { return c.Built && c.Kind == k.Kind && c.APIVersion == k.APIVersion }
 
 // sortChildren orders children by kind, apiVersion, namespace and name, so that answers never
 // depend on map order.

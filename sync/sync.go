@@ -48,7 +48,7 @@ type Response struct {
 // are the only children a sync ever lets go.
 func Sync(req *Request, now time.Time) Response {
 	p := &req.Parent
-	dep := req.observed(isDeployment)
+	dep := req.observed(DeploymentKind)
 	base := baseStatus(req)
 
 	if err := Validate(p); err != nil {
@@ -157,7 +157,7 @@ func autoscalingCondition(req *Request, now time.Time) (metav1.Condition, *Obser
 		}
 	}
 	note := strings.Join(append([]string{""}, missing...), " ")
-	c := req.observed(isAutoscaler)
+	c := req.observed(AutoscalerKind)
 	if c == nil {
 		return condition(p, now, webappv1.ConditionAutoscaling, false, webappv1.ReasonAutoscalerMissing, fmt.Sprintf("Waiting for HorizontalPodAutoscaler %s to be created.", p.Name)+note), nil
 	}
@@ -184,7 +184,7 @@ func autoscalingCondition(req *Request, now time.Time) (metav1.Condition, *Obser
 // ingressCondition reports whether the WebApp's observed Ingress has a load-balancer address.
 func ingressCondition(req *Request, now time.Time) metav1.Condition {
 	p := &req.Parent
-	c := req.observed(isIngress)
+	c := req.observed(IngressKind)
 	if c == nil {
 		return condition(p, now, webappv1.ConditionIngressReady, false, webappv1.ReasonIngressMissing, fmt.Sprintf("Waiting for Ingress %s to be created.", p.Name))
 	}
@@ -216,15 +216,15 @@ func Finalize(req *Request, now time.Time) Response {
 	for i := range req.Children {
 		c := &req.Children[i]
 		switch {
-		case c.isService():
+		case c.is(ServiceKind):
 			services++
-		case !c.isDeployment():
+		case !c.is(DeploymentKind):
 			others++
 		}
 	}
 	for i := range req.Children {
 		c := &req.Children[i]
-		if !c.isDeployment() {
+		if !c.is(DeploymentKind) {
 			continue
 		}
 		deployments++
@@ -293,17 +293,12 @@ func Validate(p *Parent) error {
 	return nil
 }
 
-func isDeployment(c *Child) bool { return c.isDeployment() }
-func isService(c *Child) bool    { return c.isService() }
-func isIngress(c *Child) bool    { return c.isIngress() }
-func isAutoscaler(c *Child) bool { return c.isAutoscaler() }
-
-// observed returns the observed child of a kind that is named after the WebApp, in its
+// observed returns the observed child of kind k that is named after the WebApp, in its
 // namespace, or nil: the child the hook builds of that kind (owned), and no other.
-func (r *Request) observed(kind func(*Child) bool) *Child {
+func (r *Request) observed(k *Kind) *Child {
 	for i := range r.Children {
 		c := &r.Children[i]
-		if kind(c) && owned(c, &r.Parent) {
+		if c.is(k) && owned(c, &r.Parent) {
 			return c
 		}
 	}
@@ -332,7 +327,7 @@ func podsLeft(c *Child) int {
 func baseStatus(req *Request) webappv1.WebAppStatus {
 	p := &req.Parent
 	s := webappv1.WebAppStatus{ObservedGeneration: p.Generation}
-	if dep := req.observed(isDeployment); dep != nil {
+	if dep := req.observed(DeploymentKind); dep != nil {
 		st := dep.Deployment.Status
 		s.Replicas = st.Replicas
 		s.UpdatedReplicas = st.UpdatedReplicas
@@ -340,11 +335,11 @@ func baseStatus(req *Request) webappv1.WebAppStatus {
 		s.AvailableReplicas = st.AvailableReplicas
 		s.Selector = selectorString(dep.Deployment.Selector)
 	}
-	if req.observed(isService) != nil {
+	if req.observed(ServiceKind) != nil {
 		s.Address = fmt.Sprintf("http://%s.%s.svc", p.Name, p.Namespace)
 		s.URL = s.Address
 	}
-	if c := req.observed(isIngress); c != nil {
+	if c := req.observed(IngressKind); c != nil {
 		if url := ingressURL(c.Ingress); url != "" {
 			s.URL = url
 		}
