@@ -67,7 +67,7 @@ func TestSyncAutoscaling(t *testing.T) {
 				MinReplicas:    ptr(int32(2)),
 				MaxReplicas:    10,
 				Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
-					Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr(int32(sync.DefaultTargetCPUUtilizationPercentage))},
+					Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr(int32(webappv1.DefaultTargetCPUUtilizationPercentage))},
 				}}},
 			},
 		})
@@ -280,8 +280,7 @@ func TestSyncInvalidAutoscaling(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			bad := autoscaled(2, 10)
-			tt.mod(bad.Spec.Autoscaling)
+			bad := autoscaled(2, 10, func(p *sync.Parent) { tt.mod(p.Spec.Autoscaling) })
 			req := &sync.Request{Parent: bad, Children: observed}
 			resp := checkedSync(t, req)
 			if resp.Status.Phase != webappv1.PhaseInvalid || !strings.Contains(resp.Status.Message, tt.wantMessage) {

@@ -75,8 +75,8 @@ func sameSelector(s *metav1.LabelSelector, labels map[string]string) bool {
 	return len(s.MatchExpressions) == 0 && maps.Equal(s.MatchLabels, labels)
 }
 
-// desiredDeployment builds the Deployment for a valid spec, with replicas (nil: the apiserver's
-// default of 1), annotated with the hash of its spec. While autoscaling, the hash leaves replicas
+// desiredDeployment builds the Deployment for a valid, defaulted spec, with replicas, annotated
+// with the hash of its spec. While autoscaling, the hash leaves replicas
 // out: the autoscaler changes them, and that is not a new spec.
 // configHash, when not "", becomes the pod template's AnnotationConfigHash.
 func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, selector *metav1.LabelSelector, pods map[string]string, configHash string) *appsv1.Deployment {
@@ -147,35 +147,22 @@ func replicasFor(spec *webappv1.WebAppSpec, observed *ObservedDeployment) *int32
 	if a == nil {
 		return spec.Replicas
 	}
-	n := minReplicas(a)
+	n := *a.MinReplicas
 	if observed != nil {
 		n = min(max(replicasOf(observed), n), a.MaxReplicas)
 	}
 	return &n
 }
 
-// minReplicas is autoscaling's minReplicas with its default of 1.
-func minReplicas(a *webappv1.Autoscaling) int32 {
-	if a.MinReplicas == nil {
-		return 1
-	}
-	return *a.MinReplicas
-}
-
-// DefaultTargetCPUUtilizationPercentage is the CPU target of an autoscaling spec that names no
-// target at all.
-const DefaultTargetCPUUtilizationPercentage = 80
-
 // desiredAutoscaler builds the HorizontalPodAutoscaler that scales the Deployment within
 // spec.autoscaling's bounds. Call it only when Autoscaling is set.
 func desiredAutoscaler(p *Parent, labels map[string]string) *autoscalingv2.HorizontalPodAutoscaler {
 	a := p.Spec.Autoscaling
-	cpu, memory := targets(a)
 	var metrics []autoscalingv2.MetricSpec
 	for _, t := range []struct {
 		name   corev1.ResourceName
 		target *int32
-	}{{corev1.ResourceCPU, cpu}, {corev1.ResourceMemory, memory}} {
+	}{{corev1.ResourceCPU, a.TargetCPUUtilizationPercentage}, {corev1.ResourceMemory, a.TargetMemoryUtilizationPercentage}} {
 		if t.target != nil {
 			metrics = append(metrics, autoscalingv2.MetricSpec{
 				Type: autoscalingv2.ResourceMetricSourceType,
@@ -185,28 +172,16 @@ func desiredAutoscaler(p *Parent, labels map[string]string) *autoscalingv2.Horiz
 			})
 		}
 	}
-	minimum := minReplicas(a)
 	return &autoscalingv2.HorizontalPodAutoscaler{
 		TypeMeta:   AutoscalerKind.TypeMeta(),
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
 		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: DeploymentKind.APIVersion, Kind: DeploymentKind.Kind, Name: p.Name},
-			MinReplicas:    &minimum,
+			MinReplicas:    a.MinReplicas,
 			MaxReplicas:    a.MaxReplicas,
 			Metrics:        metrics,
 		},
 	}
-}
-
-// targets are the CPU and memory utilization targets of an autoscaling spec, with the default
-// CPU target when it names none.
-func targets(a *webappv1.Autoscaling) (cpu, memory *int32) {
-	cpu, memory = a.TargetCPUUtilizationPercentage, a.TargetMemoryUtilizationPercentage
-	if cpu == nil && memory == nil {
-		d := int32(DefaultTargetCPUUtilizationPercentage)
-		cpu = &d
-	}
-	return cpu, memory
 }
 
 // StartupFailureThreshold and StartupPeriodSeconds give an app with a healthCheck 5 minutes to
@@ -217,19 +192,15 @@ const (
 )
 
 // healthProbes returns the container's readiness and startup probes: the explicit ones, or those
-// made from healthCheck (an HTTP GET of its path on its port, spec.port by default), or nil.
+// made from healthCheck (an HTTP GET of its path on its port), or nil.
 func healthProbes(spec *webappv1.WebAppSpec) (readiness, startup *corev1.Probe) {
 	readiness, startup = spec.ReadinessProbe, spec.StartupProbe
 	h := spec.HealthCheck
 	if h == nil {
 		return readiness, startup
 	}
-	port := spec.Port
-	if h.Port != nil {
-		port = h.Port
-	}
 	get := func() corev1.ProbeHandler {
-		return corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: h.Path, Port: intstr.FromInt32(*port)}}
+		return corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: h.Path, Port: intstr.FromInt32(*h.Port)}}
 	}
 	if readiness == nil {
 		readiness = &corev1.Probe{ProbeHandler: get()}
@@ -263,7 +234,6 @@ func desiredService(p *Parent, labels, pods map[string]string) *corev1.Service {
 // ServicePort, with TLS when asked for. Call it only when Ingress is set.
 func desiredIngress(p *Parent, labels map[string]string) *networkingv1.Ingress {
 	in := p.Spec.Ingress
-	path, pathType := ingressPath(in)
 	ing := &networkingv1.Ingress{
 		TypeMeta:   IngressKind.TypeMeta(),
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels, Annotations: in.Annotations},
@@ -273,8 +243,8 @@ func desiredIngress(p *Parent, labels map[string]string) *networkingv1.Ingress {
 				Host: in.Host,
 				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
 					Paths: []networkingv1.HTTPIngressPath{{
-						Path:     path,
-						PathType: &pathType,
+						Path:     in.Path,
+						PathType: in.PathType,
 						Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
 							Name: p.Name,
 							Port: networkingv1.ServiceBackendPort{Number: ServicePort},
@@ -290,18 +260,6 @@ func desiredIngress(p *Parent, labels map[string]string) *networkingv1.Ingress {
 	return ing
 }
 
-// ingressPath is spec.ingress's path and pathType, with the defaults applied: "/" and Prefix.
-func ingressPath(in *webappv1.Ingress) (string, networkingv1.PathType) {
-	path, pathType := in.Path, networkingv1.PathTypePrefix
-	if path == "" {
-		path = "/"
-	}
-	if in.PathType != nil {
-		pathType = *in.PathType
-	}
-	return path, pathType
-}
-
 // MinReplicasForDisruptionBudget is the fewest desired replicas a PodDisruptionBudget exists for.
 // With one replica, any budget that keeps a pod blocks a node drain forever
 // (kubernetes/kubernetes#66811), so a single-replica WebApp gets none.
@@ -315,14 +273,10 @@ func desiredDisruptionBudget(p *Parent, labels map[string]string, selector *meta
 	if db == nil || plannedReplicas(&p.Spec) < MinReplicasForDisruptionBudget {
 		return nil
 	}
-	maxUnavailable := intstr.FromInt32(1)
-	if db.MaxUnavailable != nil {
-		maxUnavailable = *db.MaxUnavailable
-	}
 	return &policyv1.PodDisruptionBudget{
 		TypeMeta:   DisruptionBudgetKind.TypeMeta(),
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
-		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &maxUnavailable, Selector: selector},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: db.MaxUnavailable, Selector: selector},
 	}
 }
 
@@ -448,14 +402,11 @@ func scaledToZero(c *Child) runtime.Object {
 	return &unstructured.Unstructured{Object: obj}
 }
 
-// plannedReplicas is the fewest replicas the spec ever asks for: spec.replicas with its default
-// applied, or minReplicas while autoscaling.
+// plannedReplicas is the fewest replicas the spec ever asks for: spec.replicas, or minReplicas
+// while autoscaling.
 func plannedReplicas(spec *webappv1.WebAppSpec) int32 {
-	switch {
-	case spec.Autoscaling != nil:
-		return minReplicas(spec.Autoscaling)
-	case spec.Replicas == nil:
-		return webappv1.DefaultReplicas
+	if spec.Autoscaling != nil {
+		return *spec.Autoscaling.MinReplicas
 	}
 	return *spec.Replicas
 }

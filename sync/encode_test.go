@@ -139,6 +139,7 @@ func webappSpec() (s webappv1.WebAppSpec) {
 	replicas, port := int32(3), int32(8080)
 	s.Image, s.Replicas, s.Port = "nginx:1.27", &replicas, &port
 	s.Env = []corev1.EnvVar{{Name: "A", Value: "b"}, {Name: "POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}
+	webappv1.Default(&s) // as DecodeRequest does: the builders trust the defaults
 	return s
 }
 

@@ -71,7 +71,9 @@ func newKind(obj runtime.Object, gv schema.GroupVersion, resource string, view f
 func (k *Kind) Key() string { return k.key }
 
 // TypeMeta returns the apiVersion and kind an object of the kind carries.
-func (k *Kind) TypeMeta() metav1.TypeMeta { return metav1.TypeMeta{APIVersion: k.APIVersion, Kind: k.Kind} }
+func (k *Kind) TypeMeta() metav1.TypeMeta {
+	return metav1.TypeMeta{APIVersion: k.APIVersion, Kind: k.Kind}
+}
 
 // kindByKey returns the kind filed under key ("Kind.apiVersion"), or nil for a kind the hook
 // does not read.

@@ -325,7 +325,7 @@ func TestDecodeRequestRaw(t *testing.T) {
 		"Service.v1":                             `{"kind":"Service","apiVersion":"v1","metadata":{"name":"hello"},"spec":{"ports":{}}}`,
 		"PodDisruptionBudget.policy/v1":          `{"kind":"PodDisruptionBudget","apiVersion":"policy/v1","metadata":{"name":"hello"},"spec":5,"status":[1]}`,
 		"HorizontalPodAutoscaler.autoscaling/v2": `{"kind":"HorizontalPodAutoscaler","apiVersion":"autoscaling/v2","metadata":{"name":"hello"},"spec":"x"}`,
-		"ConfigMap.v1":       "{\n  \"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"other\"}\n}",
+		"ConfigMap.v1":                           "{\n  \"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"other\"}\n}",
 	}
 	body := `{"parent": {"metadata": {"name": "hello", "namespace": "n"}, "spec": {"image": "nginx"}}, "children": {`
 	first := true

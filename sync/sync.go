@@ -92,10 +92,7 @@ func Sync(req *Request, now time.Time) Response {
 			children = append(children, keptForm(c))
 		}
 	}
-	desired := int32(webappv1.DefaultReplicas)
-	if replicas != nil {
-		desired = *replicas
-	}
+	desired := *replicas
 	var current []RelatedPod
 	if observedDeployment != nil {
 		specApplied := observedDeployment.SpecHash == deployment.Annotations[AnnotationSpecHash]
@@ -119,7 +116,7 @@ func Sync(req *Request, now time.Time) Response {
 		if hpa != nil && hpa.DesiredReplicas > 0 {
 			status.DesiredReplicas = &hpa.DesiredReplicas
 		}
-		status.Message += fmt.Sprintf(" The HorizontalPodAutoscaler sets the replicas, from %d to %d; spec.replicas is ignored.", minReplicas(a), a.MaxReplicas)
+		status.Message += fmt.Sprintf(" The HorizontalPodAutoscaler sets the replicas, from %d to %d; spec.replicas is ignored.", *a.MinReplicas, a.MaxReplicas)
 		if c.Status != metav1.ConditionTrue {
 			status.Message += " " + c.Message
 		}
@@ -146,7 +143,7 @@ func requests(r *corev1.ResourceRequirements, name corev1.ResourceName) bool {
 func autoscalingCondition(req *Request, now time.Time) (metav1.Condition, *ObservedAutoscaler) {
 	p := &req.Parent
 	var missing []string
-	cpu, memory := targets(p.Spec.Autoscaling)
+	cpu, memory := p.Spec.Autoscaling.TargetCPUUtilizationPercentage, p.Spec.Autoscaling.TargetMemoryUtilizationPercentage
 	for _, t := range []struct {
 		name   corev1.ResourceName
 		target *int32

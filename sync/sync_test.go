@@ -418,13 +418,15 @@ func TestSyncInvalidSpec(t *testing.T) {
 			}
 		}, "spec.resources.requests.cpu: 2 must be less than or equal to the limit 1; spec.resources.requests.ephemeral-storage: 2Gi must be less than or equal to the limit 1Gi; spec.resources.requests.memory: 2Gi"},
 		{"a huge value is quoted short", func(p *sync.Parent) { p.Spec.Image = strings.Repeat("X", 100000) }, `spec.image: "` + strings.Repeat("X", 80) + `"… is not a valid image reference`},
-		{"spec that did not decode", func(p *sync.Parent) {
-			p.SpecError = sync.FieldErrors{{Field: "spec.replicas", Problem: `must be an integer, got "three"`}}
-		}, `spec.replicas: must be an integer, got "three"`},
+		{"spec that did not decode", nil, `spec.replicas: expected integer (32-bit), got JSON string "three"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req := &sync.Request{Parent: webapp(tt.mod), Children: observed}
+			parent := webappJSON(`{"image": "nginx:1.27", "replicas": "three", "port": 8080}`)
+			if tt.mod != nil {
+				parent = webapp(tt.mod)
+			}
+			req := &sync.Request{Parent: parent, Children: observed}
 			resp := sync.Sync(req, now)
 			golden(t, resp)
 			if resp.Status.Phase != webappv1.PhaseInvalid {

@@ -286,11 +286,11 @@ func TestSyncDisruptionBudget(t *testing.T) {
 // TestSyncInvalidWorkload checks every rule of the new fields: each is Invalid, names its field,
 // and keeps every observed child, the Ingress and the PodDisruptionBudget included.
 func TestSyncInvalidWorkload(t *testing.T) {
-	full := webapp(func(p *sync.Parent) {
+	withEverything := func(p *sync.Parent) {
 		p.Spec.Ingress = &webappv1.Ingress{Host: "hello.example.com"}
 		p.Spec.DisruptionBudget = &webappv1.DisruptionBudget{}
-	})
-	resp := sync.Sync(&sync.Request{Parent: full}, now)
+	}
+	resp := sync.Sync(&sync.Request{Parent: webapp(withEverything)}, now)
 	var observed []sync.Child
 	for _, c := range resp.Children {
 		observed = append(observed, observe(t, c, 1, nil))
@@ -371,10 +371,7 @@ func TestSyncInvalidWorkload(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := full
-			p.Spec.Ingress = &webappv1.Ingress{Host: "hello.example.com"}
-			p.Spec.DisruptionBudget = &webappv1.DisruptionBudget{}
-			tt.mod(&p.Spec)
+			p := webapp(withEverything, func(p *sync.Parent) { tt.mod(&p.Spec) })
 			req := &sync.Request{Parent: p, Children: observed}
 			resp := checkedSync(t, req)
 			if resp.Status.Phase != webappv1.PhaseInvalid || !strings.Contains(resp.Status.Message, tt.wantMessage) {
