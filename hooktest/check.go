@@ -85,7 +85,7 @@ func CheckAnswer(req *sync.Request, answer []byte) error {
 			return fmt.Errorf("finalized is set in a sync answer")
 		}
 		p := &req.Parent
-		valid := sync.Validate(p) == nil
+		valid := len(sync.Validate(p)) == 0
 		for _, c := range req.Children {
 			k := builtKind(c.Kind + "." + c.APIVersion)
 			own := c.Name == p.Name && c.Namespace == p.Namespace && k != nil && k != sync.DeploymentKind

@@ -60,7 +60,7 @@ func Customize(p *Parent, opts CustomizeOptions) CustomizeResponse {
 		selector := &metav1.LabelSelector{MatchLabels: map[string]string{LabelInstance: p.Name, LabelManagedBy: ManagedBy}}
 		rules = append(rules, RelatedResourceRule{APIVersion: PodKind.APIVersion, Resource: PodKind.Resource, Namespace: p.Namespace, LabelSelector: selector})
 	}
-	if p.SpecError != nil {
+	if len(p.SpecErrors) > 0 {
 		return CustomizeResponse{RelatedResources: rules}
 	}
 	names := map[*Kind][]string{}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
 	"github.com/example/webapp-operator/hooktest"
@@ -66,7 +67,7 @@ func webapp(mods ...func(*sync.Parent)) sync.Parent {
 }
 
 // webappJSON returns the parent "hello" in "default", generation 1, with the spec whose JSON text
-// is given, as sync.DecodeRequest decodes it: with Parent.SpecError set when it does not fit the
+// is given, as sync.DecodeRequest decodes it: with Parent.SpecErrors set when it does not fit the
 // WebApp types. It panics when the request does not decode.
 func webappJSON(spec string) sync.Parent {
 	req, err := sync.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "hello", "namespace": "default", "generation": 1}, "spec": ` + spec + `}}`))
@@ -74,6 +75,16 @@ func webappJSON(spec string) sync.Parent {
 		panic(err)
 	}
 	return req.Parent
+}
+
+// joined renders a list of field errors as the status message joins them: each as apimachinery
+// writes it, separated by "; ".
+func joined(errs field.ErrorList) string {
+	parts := make([]string, len(errs))
+	for i, e := range errs {
+		parts[i] = e.Error()
+	}
+	return strings.Join(parts, "; ")
 }
 
 // desired returns the Deployment and the Service Sync asks for when nothing is observed yet.

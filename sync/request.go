@@ -16,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
 )
@@ -42,12 +43,13 @@ type Parent struct {
 	// Generation is metadata.generation, reported back as observedGeneration.
 	Generation int64
 	// Spec is the WebApp's spec as decoded, with webappv1.Default applied. It is meaningful only
-	// when SpecError is nil.
+	// when SpecErrors is empty.
 	Spec webappv1.WebAppSpec
-	// SpecError is set when parent.spec was present but did not fit the WebApp types, for example
-	// a string where a number belongs. Such a spec is reported as Invalid, never as a bad request,
-	// so that the user sees the problem on the WebApp and no child is touched.
-	SpecError error
+	// SpecErrors are set when parent.spec was absent or did not fit the WebApp types, for example
+	// a string where a number belongs: one per member at fault, naming its path. Such a spec is
+	// reported as Invalid, never as a bad request, so that the user sees the problem on the
+	// WebApp and no child is touched.
+	SpecErrors field.ErrorList
 	// Conditions are the WebApp's previous status conditions, read only to keep lastTransitionTime:
 	// DecodeRequest fills in their type, status and lastTransitionTime only.
 	Conditions []metav1.Condition
@@ -213,7 +215,7 @@ func (c *Child) check(at jsontext.Pointer) error {
 // It returns a *RequestError when the body is not one JSON object, has no parent.metadata.name or
 // namespace, has a wrong type outside parent.spec, or has a child without apiVersion, kind or
 // metadata.name, or of a kind the hook builds that does not fit its Go type. Problems inside
-// parent.spec are not errors here: they are recorded in Parent.SpecError, so that the decision
+// parent.spec are not errors here: they are recorded in Parent.SpecErrors, so that the decision
 // can answer Invalid and keep every child. The result does not alias body.
 func DecodeRequest(body []byte) (*Request, error) {
 	trimmed := bytes.TrimSpace(body)
@@ -249,7 +251,7 @@ func DecodeRequest(body []byte) (*Request, error) {
 		},
 		Finalizing: w.Finalizing,
 	}
-	req.Parent.Spec, req.Parent.SpecError = decodeSpec(p.Spec)
+	req.Parent.Spec, req.Parent.SpecErrors = decodeSpec(p.Spec)
 	req.Children = children(body, w.Children, req.Parent.Namespace)
 	req.Related = related(w.Related, req.Parent.Namespace)
 	return req, nil
@@ -321,14 +323,14 @@ func sortChildren(cs []Child) {
 // decodeSpec decodes parent.spec into the WebApp types and applies their defaults. When it does
 // not fit, every member that does not is reported, each naming its field path, so that one
 // problem never hides another.
-func decodeSpec(raw jsontext.Value) (webappv1.WebAppSpec, error) {
+func decodeSpec(raw jsontext.Value) (webappv1.WebAppSpec, field.ErrorList) {
 	var spec webappv1.WebAppSpec
 	switch raw.Kind() {
 	case 0, 'n':
-		return spec, &FieldError{Field: "spec", Problem: "required"}
+		return spec, field.ErrorList{field.Required(field.NewPath("spec"), "")}
 	case '{':
 	default:
-		return spec, &FieldError{Field: "spec", Problem: "must be an object, got " + jsonValue(raw.Kind(), raw)}
+		return spec, field.ErrorList{field.TypeInvalid(field.NewPath("spec"), field.OmitValueType{}, "must be an object, got "+jsonValue(raw.Kind(), raw))}
 	}
 	if err := jsonv2.Unmarshal(raw, &spec, decodeOptions); err != nil {
 		return spec, specErrors(raw)
@@ -361,27 +363,26 @@ var specMembers = func() []struct {
 }()
 
 // specErrors decodes each member of a spec that did not decode on its own, into its Go type, and
-// reports every one that fails, in declaration order.
-func specErrors(raw jsontext.Value) error {
+// reports every one that fails, in declaration order, as a field.ErrorTypeTypeInvalid naming its
+// path: "spec.replicas: Invalid value: expected integer (32-bit), got JSON string "three"".
+func specErrors(raw jsontext.Value) field.ErrorList {
 	var members map[string]jsontext.Value
 	if err := jsonv2.Unmarshal(raw, &members, decodeOptions); err != nil {
-		return &FieldError{Field: "spec", Problem: "must be an object"}
+		return field.ErrorList{field.TypeInvalid(field.NewPath("spec"), field.OmitValueType{}, "must be an object")}
 	}
-	var errs FieldErrors
+	var errs field.ErrorList
 	for _, m := range specMembers {
 		v, ok := members[m.name]
 		if !ok {
 			continue
 		}
 		if err := jsonv2.Unmarshal(v, reflect.New(m.typ).Interface(), decodeOptions); err != nil {
-			var re *RequestError
-			if errors.As(requestError(err, "spec."+m.name, v), &re) {
-				errs = append(errs, FieldError{Field: re.Field, Problem: re.Problem})
-			}
+			path, problem := jsonProblem(err, "spec."+m.name, v)
+			errs = append(errs, &field.Error{Type: field.ErrorTypeTypeInvalid, Field: path, BadValue: field.OmitValueType{}, Detail: problem})
 		}
 	}
 	if len(errs) == 0 { // cannot happen: the whole spec failed, so some member did
-		return &FieldError{Field: "spec", Problem: "does not fit the WebApp spec"}
+		return field.ErrorList{field.Invalid(field.NewPath("spec"), field.OmitValueType{}, "does not fit the WebApp spec")}
 	}
 	return errs
 }
@@ -436,17 +437,24 @@ func (w *wireConditions) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return nil
 }
 
-// requestError turns a json/v2 error from decoding in into a *RequestError whose field is the
-// JSON path of the problem below at, the path of in ("" for the whole body).
-func requestError(err error, at string, in []byte) error {
-	var re *RequestError
+// requestError turns an error from decoding in into a *RequestError: the *RequestError of a
+// wire type's own decoder as it is, else a json/v2 error as jsonProblem describes it.
+func requestError(err error, at string, in []byte) *RequestError {
+	if re, ok := errors.AsType[*RequestError](err); ok {
+		return re
+	}
+	field, problem := jsonProblem(err, at, in)
+	return &RequestError{Field: field, Problem: problem}
+}
+
+// jsonProblem describes a json/v2 error from decoding in: the JSON path of the problem below at,
+// the path of in ("" for the whole body), and what it is, quoting the value at fault short.
+func jsonProblem(err error, at string, in []byte) (field, problem string) {
 	var syntaxErr *jsontext.SyntacticError
 	var semanticErr *jsonv2.SemanticError
 	switch {
-	case errors.As(err, &re):
-		return re
 	case errors.As(err, &syntaxErr):
-		return &RequestError{Field: memberPath(at, fieldPath(syntaxErr.JSONPointer)), Problem: fmt.Sprintf("invalid JSON at byte %d: %v", syntaxErr.ByteOffset, syntaxErr.Err)}
+		return memberPath(at, fieldPath(syntaxErr.JSONPointer)), fmt.Sprintf("invalid JSON at byte %d: %v", syntaxErr.ByteOffset, syntaxErr.Err)
 	case errors.As(err, &semanticErr):
 		got := semanticErr.JSONValue
 		if len(got) == 0 {
@@ -456,9 +464,9 @@ func requestError(err error, at string, in []byte) error {
 		if e := semanticErr.Err; e != nil && !isNumberSyntax(e) {
 			problem += ": " + e.Error()
 		}
-		return &RequestError{Field: memberPath(at, fieldPath(semanticErr.JSONPointer)), Problem: problem}
+		return memberPath(at, fieldPath(semanticErr.JSONPointer)), problem
 	}
-	return &RequestError{Field: at, Problem: "invalid JSON: " + err.Error()}
+	return at, "invalid JSON: " + err.Error()
 }
 
 // maxQuotedBytes bounds the bytes of a request valueAt reads: maxQuoted characters of at most
@@ -616,20 +624,15 @@ func goTypeName(t reflect.Type) string {
 	return t.Kind().String()
 }
 
-// quoteRaw renders a raw JSON value for a message, shortened like quote to maxQuoted characters,
-// and marked "…" when shortened or when it is a string cut before its closing quote (valueAt).
-// It reads no more of raw than it shows, however large raw is.
+// quoteRaw renders a raw JSON value for a message as short does, reading at most
+// maxQuotedBytes of it however large it is, and marks with "…" a string cut before its closing
+// quote (valueAt) too.
 func quoteRaw(raw []byte) string {
-	n, end := 0, 0
-	for end < len(raw) && n < maxQuoted {
-		_, size := utf8.DecodeRune(raw[end:])
-		end += size
-		n++
+	s := short(string(raw[:min(len(raw), maxQuotedBytes)]))
+	if len(raw) > 0 && raw[0] == '"' && !closedString(raw) && !strings.HasSuffix(s, "…") {
+		s += "…"
 	}
-	if end < len(raw) || len(raw) > 0 && raw[0] == '"' && !closedString(raw) {
-		return string(raw[:end]) + "…"
-	}
-	return string(raw)
+	return s
 }
 
 // closedString reports whether raw, a JSON string's text from its opening quote, also holds its

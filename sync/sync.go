@@ -2,7 +2,6 @@ package sync
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -51,12 +50,12 @@ func Sync(req *Request, now time.Time) Response {
 	dep := req.observed(DeploymentKind)
 	base := baseStatus(req)
 
-	if err := Validate(p); err != nil {
+	if errs := Validate(p); len(errs) > 0 {
 		kept := make([]runtime.Object, 0, len(req.Children))
 		for i := range req.Children {
 			kept = append(kept, keptForm(&req.Children[i]))
 		}
-		msg := "Invalid spec, children left unchanged: " + err.Error() + "."
+		msg := "Invalid spec, children left unchanged: " + errorsMessage(errs) + "."
 		return Response{Status: withReady(base, p, now, webappv1.PhaseInvalid, webappv1.ReasonInvalidSpec, msg), Children: kept}
 	}
 
@@ -266,28 +265,6 @@ func Finalize(req *Request, now time.Time) Response {
 // after p. Those are answered from the spec; every other child is kept as it is.
 func owned(c *Child, p *Parent) bool {
 	return c.Built && c.Name == p.Name && c.Namespace == p.Namespace
-}
-
-// Validate reports why a WebApp cannot be built, or nil: the problem that kept its spec from
-// decoding (Parent.SpecError), or else every problem of its spec and its name, as FieldErrors.
-// Sync answers Invalid exactly when it returns an error.
-func Validate(p *Parent) error {
-	if p.SpecError != nil {
-		return p.SpecError
-	}
-	var errs FieldErrors
-	var fe *FieldError
-	if err := ValidateName(p.Name, p.Spec.Port); errors.As(err, &fe) {
-		errs = append(errs, *fe)
-	}
-	var fes FieldErrors
-	if err := ValidateSpec(p.Spec); errors.As(err, &fes) {
-		errs = append(errs, fes...)
-	}
-	if len(errs) > 0 {
-		return errs
-	}
-	return nil
 }
 
 // observed returns the observed child of kind k that is named after the WebApp, in its
