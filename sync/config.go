@@ -19,6 +19,64 @@ import (
 // nothing about the data itself.
 const AnnotationConfigHash = "webapp.example.com/config-hash"
 
+// configRef is a ConfigMap or Secret the spec references, where, and how.
+type configRef struct {
+	ConfigRef
+	// kind is ConfigMapKind or SecretKind, ConfigRef.Kind's.
+	kind *Kind
+	// Field is the spec path of the reference, for messages.
+	Field string
+	// Optional is the reference's optional: a missing object is then no problem.
+	Optional bool
+	// Tracked says that a change of its data rolls the pods (restartOnConfigChange).
+	Tracked bool
+}
+
+// configRefs lists the ConfigMaps and Secrets the spec references, in spec order: env[].valueFrom
+// (tracked only when restartOnConfigChange is true), envFrom and volumes (tracked unless it is
+// false).
+func configRefs(p *Parent) []configRef {
+	spec := &p.Spec
+	restart := spec.RestartOnConfigChange
+	tracked := restart == nil || *restart
+	var refs []configRef
+	add := func(kind *Kind, name, field string, optional *bool, track bool) {
+		if name != "" {
+			refs = append(refs, configRef{ConfigRef{kind.Kind, name}, kind, field, optional != nil && *optional, track})
+		}
+	}
+	for i, e := range spec.Env {
+		if v := e.ValueFrom; v != nil {
+			field := fmt.Sprintf("spec.env[%d].valueFrom", i)
+			if r := v.ConfigMapKeyRef; r != nil {
+				add(ConfigMapKind, r.Name, field+".configMapKeyRef", r.Optional, restart != nil && *restart)
+			}
+			if r := v.SecretKeyRef; r != nil {
+				add(SecretKind, r.Name, field+".secretKeyRef", r.Optional, restart != nil && *restart)
+			}
+		}
+	}
+	for i, e := range spec.EnvFrom {
+		field := fmt.Sprintf("spec.envFrom[%d]", i)
+		if r := e.ConfigMapRef; r != nil {
+			add(ConfigMapKind, r.Name, field+".configMapRef", r.Optional, tracked)
+		}
+		if r := e.SecretRef; r != nil {
+			add(SecretKind, r.Name, field+".secretRef", r.Optional, tracked)
+		}
+	}
+	for i, v := range spec.Volumes {
+		field := fmt.Sprintf("spec.volumes[%d]", i)
+		if c := v.ConfigMap; c != nil {
+			add(ConfigMapKind, c.Name, field+".configMap", c.Optional, tracked)
+		}
+		if s := v.Secret; s != nil {
+			add(SecretKind, s.SecretName, field+".secret", s.Optional, tracked)
+		}
+	}
+	return refs
+}
+
 // configState is what the related ConfigMaps and Secrets mean for the Deployment.
 type configState struct {
 	// missing is the first reference, not optional, to an object that does not exist; nil if none.

@@ -150,4 +150,3 @@ func (t *podTrouble) message() string {
 	}
 	return msg
 }
-

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -210,37 +209,6 @@ func validateObjectName(name string, fld *field.Path) field.ErrorList {
 		return field.ErrorList{field.Invalid(fld, short(name), msgs[0])}
 	}
 	return nil
-}
-
-// maxQuoted bounds how much of a user's value a message repeats, so that a status condition
-// message stays far below the CRD's 32768-character limit whatever the input.
-const maxQuoted = 80
-
-// short returns text for a message to quote, a user's value or a message from elsewhere (the
-// kubelet, the scheduler): s itself, or its first maxQuoted characters and "…" when it is
-// longer, so that a status stays short and the same from one call to the next. It reads no more
-// of s than it returns, however long s is.
-func short(s string) string {
-	n, end := 0, 0
-	for end < len(s) && n < maxQuoted {
-		_, size := utf8.DecodeRuneInString(s[end:])
-		end += size
-		n++
-	}
-	if end < len(s) {
-		return s[:end] + "…"
-	}
-	return s
-}
-
-// errorsMessage joins the problems of a list, each in apimachinery's form
-// ("spec.image: Required value"), with "; ".
-func errorsMessage(errs field.ErrorList) string {
-	parts := make([]string, len(errs))
-	for i, e := range errs {
-		parts[i] = e.Error()
-	}
-	return strings.Join(parts, "; ")
 }
 
 // imageReference is the grammar of a container image reference, as in the distribution project's
