@@ -7,9 +7,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
 )
@@ -173,7 +170,7 @@ func untrackedSecrets(p *Parent, rel *Related) []string {
 }
 
 // secretsCondition is the SecretsTracked condition for the Secrets untrackedSecrets lists.
-func secretsCondition(p *Parent, now time.Time, names []string) metav1.Condition {
+func secretsCondition(names []string) statedCondition {
 	msg := fmt.Sprintf("Changes of Secret %s do not roll the pods, and a missing one is not noticed: the hook asks Metacontroller for Secrets only when it is served over TLS, so that none crosses the network in cleartext. Install metacontroller/secure (docs/security.md).", strings.Join(names, ", "))
-	return condition(p, now, webappv1.ConditionSecretsTracked, false, webappv1.ReasonSecretsNeedTLS, msg)
+	return statedCondition{webappv1.ConditionSecretsTracked, false, webappv1.ReasonSecretsNeedTLS, msg}
 }

@@ -20,6 +20,15 @@ func keptForm(c *Child) runtime.Object {
 	return &unstructured.Unstructured{Object: keptObject(c)}
 }
 
+// keptAll returns the kept form of every child, in order.
+func keptAll(children []Child) []runtime.Object {
+	kept := make([]runtime.Object, 0, len(children))
+	for i := range children {
+		kept = append(kept, keptForm(&children[i]))
+	}
+	return kept
+}
+
 // keptObject is keptForm's content.
 func keptObject(c *Child) map[string]any {
 	if last := lastApplied(c); last != "" {

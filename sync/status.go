@@ -15,11 +15,44 @@ import (
 	webappv1 "github.com/example/webapp-operator/api/v1"
 )
 
-// baseStatus fills in what is read straight from the observed children: the Deployment's counts,
-// and the URL while the Service exists.
-func baseStatus(req *Request) webappv1.WebAppStatus {
+// report is what a decision says of a WebApp, beyond what its observed children show: its phase
+// with the reason and message of its Ready condition, its other conditions, and the figures only
+// the decision knows. newStatus turns it into the status.
+type report struct {
+	phase   webappv1.Phase
+	reason  string
+	message string
+	// notes follow message in status.message, and are not part of the Ready condition.
+	notes []string
+	// conditions follow the Ready condition, in this order.
+	conditions []statedCondition
+	// restarts and desiredReplicas are status.restarts and status.desiredReplicas.
+	restarts        int32
+	desiredReplicas *int32
+}
+
+// statedCondition is a condition as a decision states it; newStatus gives it the WebApp's
+// generation and the time of its last transition.
+type statedCondition struct {
+	conditionType   string
+	ok              bool
+	reason, message string
+}
+
+// newStatus puts a WebApp's status together, the one place it is: what the observed children
+// show (the Deployment's counts and selector, the address while the Service exists, the
+// Ingress's url), then what the report says. now stamps a condition whose status changes; one
+// that keeps its status keeps its previous lastTransitionTime.
+func newStatus(req *Request, now time.Time, r report) webappv1.WebAppStatus {
 	p := &req.Parent
-	s := webappv1.WebAppStatus{ObservedGeneration: p.Generation}
+	s := webappv1.WebAppStatus{
+		ObservedGeneration: p.Generation,
+		Phase:              r.phase,
+		Ready:              r.phase == webappv1.PhaseReady,
+		Message:            strings.Join(append([]string{r.message}, r.notes...), " "),
+		Restarts:           r.restarts,
+		DesiredReplicas:    r.desiredReplicas,
+	}
 	if dep := req.observed(DeploymentKind); dep != nil {
 		st := dep.Deployment.Status
 		s.Replicas = st.Replicas
@@ -37,7 +70,74 @@ func baseStatus(req *Request) webappv1.WebAppStatus {
 			s.URL = url
 		}
 	}
+	ready := statedCondition{webappv1.ConditionReady, s.Ready, r.reason, r.message}
+	for _, c := range append([]statedCondition{ready}, r.conditions...) {
+		s.Conditions = append(s.Conditions, condition(p, now, c))
+	}
 	return s
+}
+
+// condition makes a stated condition a condition of p's generation. It keeps the previous
+// lastTransitionTime of its type while its status does not change, and takes now otherwise.
+func condition(p *Parent, now time.Time, c statedCondition) metav1.Condition {
+	status := metav1.ConditionFalse
+	if c.ok {
+		status = metav1.ConditionTrue
+	}
+	transition := metav1.NewTime(now.UTC().Truncate(time.Second))
+	for _, prev := range p.Conditions {
+		if prev.Type == c.conditionType && prev.Status == status && !prev.LastTransitionTime.IsZero() {
+			transition = prev.LastTransitionTime
+		}
+	}
+	return metav1.Condition{
+		Type:               c.conditionType,
+		Status:             status,
+		ObservedGeneration: p.Generation,
+		LastTransitionTime: transition,
+		Reason:             c.reason,
+		Message:            c.message,
+	}
+}
+
+// syncReport is Sync's report for a valid spec whose Deployment's spec hashes to hash, with
+// desired replicas: where the rollout stands (rollout), or the ConfigMap or Secret it waits for;
+// why pods of the current spec cannot start; and the IngressReady, Autoscaling and
+// SecretsTracked conditions when the spec has them.
+func syncReport(req *Request, hash string, desired int32, cfg configState) report {
+	p := &req.Parent
+	var r report
+	var observed *ObservedDeployment
+	var current []RelatedPod
+	if dep := req.observed(DeploymentKind); dep != nil {
+		observed = dep.Deployment
+		current = currentPods(&req.Related, observed, dep.Name, observed.SpecHash == hash, p.Spec.Image)
+		r.restarts = restarts(current)
+	}
+	if cfg.missing != nil {
+		r.phase, r.reason, r.message = cfg.missingMessage(p, observed != nil)
+	} else {
+		r.phase, r.reason, r.message = rollout(p, observed, hash, desired, diagnose(current))
+	}
+	if p.Spec.Ingress != nil {
+		r.conditions = append(r.conditions, ingressCondition(req))
+	}
+	if a := p.Spec.Autoscaling; a != nil {
+		c, hpa := autoscalingCondition(req)
+		r.conditions = append(r.conditions, c)
+		if hpa != nil && hpa.DesiredReplicas > 0 {
+			n := hpa.DesiredReplicas
+			r.desiredReplicas = &n
+		}
+		r.notes = append(r.notes, fmt.Sprintf("The HorizontalPodAutoscaler sets the replicas, from %d to %d; spec.replicas is ignored.", *a.MinReplicas, a.MaxReplicas))
+		if !c.ok {
+			r.notes = append(r.notes, c.message)
+		}
+	}
+	if names := untrackedSecrets(p, &req.Related); len(names) > 0 {
+		r.conditions = append(r.conditions, secretsCondition(names))
+	}
+	return r
 }
 
 // selectorString renders an observed Deployment's selector as status.selector, the string form
@@ -71,38 +171,6 @@ func ingressURL(ing *ObservedIngress) string {
 		}
 	}
 	return scheme + "://" + rule.Host + path
-}
-
-// withReady completes a status with its phase, message, ready flag and Ready condition.
-func withReady(s webappv1.WebAppStatus, p *Parent, now time.Time, phase webappv1.Phase, reason, msg string) webappv1.WebAppStatus {
-	s.Phase = phase
-	s.Ready = phase == webappv1.PhaseReady
-	s.Message = msg
-	s.Conditions = []metav1.Condition{condition(p, now, webappv1.ConditionReady, s.Ready, reason, msg)}
-	return s
-}
-
-// condition makes a condition of p's generation. It keeps the previous lastTransitionTime of its
-// type while its status does not change, and takes now otherwise.
-func condition(p *Parent, now time.Time, conditionType string, ok bool, reason, msg string) metav1.Condition {
-	status := metav1.ConditionFalse
-	if ok {
-		status = metav1.ConditionTrue
-	}
-	transition := metav1.NewTime(now.UTC().Truncate(time.Second))
-	for _, c := range p.Conditions {
-		if c.Type == conditionType && c.Status == status && !c.LastTransitionTime.IsZero() {
-			transition = c.LastTransitionTime
-		}
-	}
-	return metav1.Condition{
-		Type:               conditionType,
-		Status:             status,
-		ObservedGeneration: p.Generation,
-		LastTransitionTime: transition,
-		Reason:             reason,
-		Message:            msg,
-	}
 }
 
 // rollout decides phase, reason and message for a valid spec, following `kubectl rollout status`:
@@ -147,6 +215,7 @@ func rollout(p *Parent, d *ObservedDeployment, hash string, desired int32, troub
 	return webappv1.PhaseReady, webappv1.ReasonRolloutComplete, fmt.Sprintf("All %s available and up to date.", count(int(desired), "replica"))
 }
 
+// deploymentCondition returns the Deployment condition of type t whose status is known, or nil.
 func deploymentCondition(st ObservedDeploymentStatus, t appsv1.DeploymentConditionType) *ObservedCondition {
 	for i := range st.Conditions {
 		if st.Conditions[i].Type == string(t) && st.Conditions[i].Status != string(corev1.ConditionUnknown) {
@@ -157,11 +226,11 @@ func deploymentCondition(st ObservedDeploymentStatus, t appsv1.DeploymentConditi
 }
 
 // ingressCondition reports whether the WebApp's observed Ingress has a load-balancer address.
-func ingressCondition(req *Request, now time.Time) metav1.Condition {
+func ingressCondition(req *Request) statedCondition {
 	p := &req.Parent
 	c := req.observed(IngressKind)
 	if c == nil {
-		return condition(p, now, webappv1.ConditionIngressReady, false, webappv1.ReasonIngressMissing, fmt.Sprintf("Waiting for Ingress %s to be created.", p.Name))
+		return statedCondition{webappv1.ConditionIngressReady, false, webappv1.ReasonIngressMissing, fmt.Sprintf("Waiting for Ingress %s to be created.", p.Name)}
 	}
 	var addresses []string
 	for _, lb := range c.Ingress.LoadBalancer {
@@ -170,16 +239,16 @@ func ingressCondition(req *Request, now time.Time) metav1.Condition {
 		}
 	}
 	if len(addresses) == 0 {
-		return condition(p, now, webappv1.ConditionIngressReady, false, webappv1.ReasonLoadBalancerPending, fmt.Sprintf("Ingress %s has no load-balancer address yet.", p.Name))
+		return statedCondition{webappv1.ConditionIngressReady, false, webappv1.ReasonLoadBalancerPending, fmt.Sprintf("Ingress %s has no load-balancer address yet.", p.Name)}
 	}
-	return condition(p, now, webappv1.ConditionIngressReady, true, webappv1.ReasonLoadBalancerReady, fmt.Sprintf("Ingress %s is served at %s.", p.Name, strings.Join(addresses, ", ")))
+	return statedCondition{webappv1.ConditionIngressReady, true, webappv1.ReasonLoadBalancerReady, fmt.Sprintf("Ingress %s is served at %s.", p.Name, strings.Join(addresses, ", "))}
 }
 
 // autoscalingCondition reports whether the WebApp's observed HorizontalPodAutoscaler can scale,
 // with the autoscaler's own reason when it cannot, and returns that autoscaler (nil when none is
 // observed). It also says when a utilization target has no resource request to be a percentage
 // of: a LimitRange may still supply one, so that is not an invalid spec.
-func autoscalingCondition(req *Request, now time.Time) (metav1.Condition, *ObservedAutoscaler) {
+func autoscalingCondition(req *Request) (statedCondition, *ObservedAutoscaler) {
 	p := &req.Parent
 	var missing []string
 	cpu, memory := p.Spec.Autoscaling.TargetCPUUtilizationPercentage, p.Spec.Autoscaling.TargetMemoryUtilizationPercentage
@@ -195,7 +264,7 @@ func autoscalingCondition(req *Request, now time.Time) (metav1.Condition, *Obser
 	note := strings.Join(append([]string{""}, missing...), " ")
 	c := req.observed(AutoscalerKind)
 	if c == nil {
-		return condition(p, now, webappv1.ConditionAutoscaling, false, webappv1.ReasonAutoscalerMissing, fmt.Sprintf("Waiting for HorizontalPodAutoscaler %s to be created.", p.Name)+note), nil
+		return statedCondition{webappv1.ConditionAutoscaling, false, webappv1.ReasonAutoscalerMissing, fmt.Sprintf("Waiting for HorizontalPodAutoscaler %s to be created.", p.Name) + note}, nil
 	}
 	hpa := c.Autoscaler
 	reported := false
@@ -206,15 +275,15 @@ func autoscalingCondition(req *Request, now time.Time) (metav1.Condition, *Obser
 			}
 			reported = true
 			if hc.Status == string(corev1.ConditionFalse) {
-				return condition(p, now, webappv1.ConditionAutoscaling, false, cmp.Or(hc.Reason, string(t)),
-					fmt.Sprintf("HorizontalPodAutoscaler %s cannot scale: %s", p.Name, sentence(hc.Message))+note), hpa
+				return statedCondition{webappv1.ConditionAutoscaling, false, cmp.Or(hc.Reason, string(t)),
+					fmt.Sprintf("HorizontalPodAutoscaler %s cannot scale: %s", p.Name, sentence(hc.Message)) + note}, hpa
 			}
 		}
 	}
 	if !reported {
-		return condition(p, now, webappv1.ConditionAutoscaling, false, webappv1.ReasonAutoscalerPending, fmt.Sprintf("HorizontalPodAutoscaler %s has not reported yet.", p.Name)+note), hpa
+		return statedCondition{webappv1.ConditionAutoscaling, false, webappv1.ReasonAutoscalerPending, fmt.Sprintf("HorizontalPodAutoscaler %s has not reported yet.", p.Name) + note}, hpa
 	}
-	return condition(p, now, webappv1.ConditionAutoscaling, true, webappv1.ReasonScalingActive, fmt.Sprintf("HorizontalPodAutoscaler %s can scale.", p.Name)+note), hpa
+	return statedCondition{webappv1.ConditionAutoscaling, true, webappv1.ReasonScalingActive, fmt.Sprintf("HorizontalPodAutoscaler %s can scale.", p.Name) + note}, hpa
 }
 
 // requests reports whether resources request name.

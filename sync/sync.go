@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -33,35 +32,32 @@ type Response struct {
 }
 
 // Sync answers the sync hook: the children a WebApp should have and its status, computed from the
-// observed children only. now stamps the Ready condition's lastTransitionTime when its status changes.
+// observed children only. now stamps a condition's lastTransitionTime when its status changes.
 //
 // With an invalid spec it returns phase Invalid and every observed child unchanged, so nothing
 // running is deleted or altered. Children the hook does not build (other kinds, or children with
 // another name) are also kept unchanged: deleting what it does not understand is never the hook's
-// call. With a valid spec, the Service, the Ingress and the PodDisruptionBudget are desired only
-// while the spec asks for them, so an observed one the spec no longer asks for is deleted; those
-// are the only children a sync ever lets go.
+// call. With a valid spec, the Service, the Ingress, the PodDisruptionBudget and the
+// HorizontalPodAutoscaler are desired only while the spec asks for them, so an observed one the
+// spec no longer asks for is deleted; those are the only children a sync ever lets go.
 func Sync(req *Request, now time.Time) Response {
 	p := &req.Parent
-	dep := req.observed(DeploymentKind)
-	base := baseStatus(req)
 
+	// 1. Validate: an invalid spec changes nothing.
 	if errs := Validate(p); len(errs) > 0 {
-		kept := make([]runtime.Object, 0, len(req.Children))
-		for i := range req.Children {
-			kept = append(kept, keptForm(&req.Children[i]))
-		}
-		msg := "Invalid spec, children left unchanged: " + errorsMessage(errs) + "."
-		return Response{Status: withReady(base, p, now, webappv1.PhaseInvalid, webappv1.ReasonInvalidSpec, msg), Children: kept}
+		invalid := report{phase: webappv1.PhaseInvalid, reason: webappv1.ReasonInvalidSpec, message: "Invalid spec, children left unchanged: " + errorsMessage(errs) + "."}
+		return Response{Status: newStatus(req, now, invalid), Children: keptAll(req.Children)}
 	}
 
-	var observedDeployment *ObservedDeployment
+	// 2. Build the children: those the spec asks for, then every child the hook does not build.
+	dep := req.observed(DeploymentKind) // nil until the Deployment exists
+	var observed *ObservedDeployment
 	if dep != nil {
-		observedDeployment = dep.Deployment
+		observed = dep.Deployment
 	}
-	cfg := checkConfig(p, &req.Related, observedDeployment)
-	labels, selector, pods := podLabels(p, observedDeployment)
-	replicas := replicasFor(&p.Spec, observedDeployment)
+	cfg := checkConfig(p, &req.Related, observed)
+	labels, selector, pods := podLabels(p, observed)
+	replicas := replicasFor(&p.Spec, observed)
 	deployment := desiredDeployment(p, replicas, labels, selector, pods, cfg.hash)
 	var children []runtime.Object
 	switch {
@@ -87,39 +83,10 @@ func Sync(req *Request, now time.Time) Response {
 			children = append(children, keptForm(c))
 		}
 	}
-	desired := *replicas
-	var current []RelatedPod
-	if observedDeployment != nil {
-		specApplied := observedDeployment.SpecHash == deployment.Annotations[AnnotationSpecHash]
-		current = currentPods(&req.Related, observedDeployment, dep.Name, specApplied, p.Spec.Image)
-		base.Restarts = restarts(current)
-	}
-	var phase webappv1.Phase
-	var reason, msg string
-	if cfg.missing != nil {
-		phase, reason, msg = cfg.missingMessage(p, dep != nil)
-	} else {
-		phase, reason, msg = rollout(p, observedDeployment, deployment.Annotations[AnnotationSpecHash], desired, diagnose(current))
-	}
-	status := withReady(base, p, now, phase, reason, msg)
-	if p.Spec.Ingress != nil {
-		status.Conditions = append(status.Conditions, ingressCondition(req, now))
-	}
-	if a := p.Spec.Autoscaling; a != nil {
-		c, hpa := autoscalingCondition(req, now)
-		status.Conditions = append(status.Conditions, c)
-		if hpa != nil && hpa.DesiredReplicas > 0 {
-			status.DesiredReplicas = &hpa.DesiredReplicas
-		}
-		status.Message += fmt.Sprintf(" The HorizontalPodAutoscaler sets the replicas, from %d to %d; spec.replicas is ignored.", *a.MinReplicas, a.MaxReplicas)
-		if c.Status != metav1.ConditionTrue {
-			status.Message += " " + c.Message
-		}
-	}
-	if names := untrackedSecrets(p, &req.Related); len(names) > 0 {
-		status.Conditions = append(status.Conditions, secretsCondition(p, now, names))
-	}
-	return Response{Status: status, Children: children}
+
+	// 3. Compute the status, once.
+	r := syncReport(req, deployment.Annotations[AnnotationSpecHash], *replicas, cfg)
+	return Response{Status: newStatus(req, now, r), Children: children}
 }
 
 // errorsMessage joins the problems of a list, each in apimachinery's form
@@ -141,8 +108,7 @@ func errorsMessage(errs field.ErrorList) string {
 // Finalized is true only when no child is observed. The spec is not read: a WebApp with an
 // invalid spec is torn down the same way.
 func Finalize(req *Request, now time.Time) Response {
-	p := &req.Parent
-	base := baseStatus(req)
+	// 1. Count what is left: the spec is not read, so there is nothing to validate.
 	var children []runtime.Object
 	var services, others, deployments, scaling, pods int
 	for i := range req.Children {
@@ -154,6 +120,8 @@ func Finalize(req *Request, now time.Time) Response {
 			others++
 		}
 	}
+	// 2. The children: every Deployment, kept while anything else is left, then scaled to zero
+	// until its pods are gone; every other child is let go.
 	for i := range req.Children {
 		c := &req.Children[i]
 		if !c.is(DeploymentKind) {
@@ -170,6 +138,7 @@ func Finalize(req *Request, now time.Time) Response {
 		}
 	}
 
+	// 3. The status, once.
 	done := len(req.Children) == 0
 	var msg string
 	switch {
@@ -187,7 +156,7 @@ func Finalize(req *Request, now time.Time) Response {
 		msg = fmt.Sprintf("Deleting %s now that it has no pods.", count(deployments, "Deployment"))
 	}
 	resp := Response{
-		Status:    withReady(base, p, now, webappv1.PhaseTerminating, webappv1.ReasonTerminating, msg),
+		Status:    newStatus(req, now, report{phase: webappv1.PhaseTerminating, reason: webappv1.ReasonTerminating, message: msg}),
 		Children:  children,
 		Finalized: &done,
 	}

@@ -85,6 +85,17 @@ func validateResources(r *corev1.ResourceRequirements, fld *field.Path) field.Er
 	return errs
 }
 
+// validateObjectName reports a reference to an object whose name is empty or not a DNS subdomain.
+func validateObjectName(name string, fld *field.Path) field.ErrorList {
+	if name == "" {
+		return field.ErrorList{field.Required(fld, "")}
+	}
+	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+		return field.ErrorList{field.Invalid(fld, short(name), msgs[0])}
+	}
+	return nil
+}
+
 // validateEnvFrom reports envFrom entries without exactly one named source, and bad prefixes.
 func validateEnvFrom(envFrom []corev1.EnvFromSource, fld *field.Path) field.ErrorList {
 	var errs field.ErrorList
