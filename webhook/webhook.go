@@ -143,15 +143,23 @@ func New(opts Options) *Handler {
 	h.metrics = newMetrics(h.cache, opts.Tokens, opts.TLS)
 	h.ready.Store(true)
 
+	hooks := []struct {
+		name  string
+		serve func(http.ResponseWriter, *http.Request) error
+	}{{"sync", h.serveSync}, {"finalize", h.serveFinalize}, {"customize", h.serveCustomize}}
+	names := make([]string, len(hooks))
+	for i, hook := range hooks {
+		names[i] = hook.name
+	}
 	r := chi.NewRouter()
 	r.Group(func(r chi.Router) {
 		// Every hook call goes through one stack, outermost first: counted and timed, a panic
 		// recovered into a 500 (which is counted too), then the client certificate and the
 		// bearer token checked, when they are asked for.
-		r.Use(h.metrics.instrument, h.recoverPanics, h.requireClientCert, h.requireToken)
-		r.Post("/sync", h.handle(h.serveSync))
-		r.Post("/finalize", h.handle(h.serveFinalize))
-		r.Post("/customize", h.handle(h.serveCustomize))
+		r.Use(h.metrics.instrument(names), h.recoverPanics, h.requireClientCert, h.requireToken)
+		for _, hook := range hooks {
+			r.Post("/"+hook.name, h.handle(hook.serve))
+		}
 	})
 	r.Get("/healthz", h.serveHealthz)
 	r.Get("/readyz", h.serveReadyz)
@@ -372,17 +380,24 @@ func (h *Handler) writeAnswer(w http.ResponseWriter, r *http.Request, e *cacheEn
 	if e.hook != "customize" {
 		h.metrics.decisions.WithLabelValues(e.hook, e.phase).Inc()
 	}
-	attrs := []slog.Attr{slog.String("hook", e.hook), slog.String("parent", e.parent)}
+	logger := h.opts.Logger
+	if !logger.Enabled(r.Context(), slog.LevelInfo) {
+		return
+	}
+	// The record is made here, without the caller's program counter, which slog.Logger.LogAttrs
+	// looks up even when no source is logged (docs/performance.md says what that costs).
+	rec := slog.NewRecord(time.Now(), slog.LevelInfo, "hook", 0)
+	rec.AddAttrs(slog.String("hook", e.hook), slog.String("parent", e.parent))
 	if fp := tokenFingerprint(r.Context()); fp != "" {
-		attrs = append(attrs, slog.String("token", fp))
+		rec.AddAttrs(slog.String("token", fp))
 	}
 	if e.hook == "customize" {
-		attrs = append(attrs, slog.Int("rules", e.children))
+		rec.AddAttrs(slog.Int("rules", e.children))
 	} else {
-		attrs = append(attrs, slog.String("phase", e.phase), slog.Int("children", e.children))
+		rec.AddAttrs(slog.String("phase", e.phase), slog.Int("children", e.children))
 	}
-	attrs = append(attrs, slog.Bool("cached", cached), slog.Bool("not_modified", notModified), slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000))
-	h.opts.Logger.LogAttrs(r.Context(), slog.LevelInfo, "hook", attrs...)
+	rec.AddAttrs(slog.Bool("cached", cached), slog.Bool("not_modified", notModified), slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000))
+	_ = logger.Handler().Handle(r.Context(), rec)
 }
 
 // etag is a strong validator of an answer: the first 128 bits of the SHA-256 of its exact bytes,
