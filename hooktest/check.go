@@ -3,7 +3,10 @@ package hooktest
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
 	"github.com/example/webapp-operator/sync"
@@ -17,8 +20,21 @@ type Answer struct {
 	Finalized          *bool                 `json:"finalized"`
 }
 
-// CheckResponse encodes resp as the hook sends it and checks it with CheckAnswer.
+// CheckResponse checks that every child resp built (every child but those kept as observed, of
+// type *unstructured.Unstructured) is of a kind the hook builds (sync.Kinds), with that kind's Go
+// type, apiVersion and kind; then it encodes resp as the hook sends it and checks it with
+// CheckAnswer.
 func CheckResponse(req *sync.Request, resp sync.Response) error {
+	for i, c := range resp.Children {
+		if _, kept := c.(*unstructured.Unstructured); kept {
+			continue
+		}
+		gvk := c.GetObjectKind().GroupVersionKind()
+		k := builtKind(gvk.Kind + "." + gvk.GroupVersion().String())
+		if k == nil || reflect.TypeOf(c) != reflect.TypeOf(k.Object) {
+			return fmt.Errorf("children[%d] is a %T that says it is %s, not a kind the hook builds with its Go type", i, c, gvk)
+		}
+	}
 	b, err := json.Marshal(resp)
 	if err != nil {
 		return fmt.Errorf("encode: %v", err)
@@ -30,8 +46,9 @@ func CheckResponse(req *sync.Request, resp sync.Response) error {
 // Tests, fuzz targets and the end-to-end suite hold every answer to it:
 //   - children is a list, never null, and every child has apiVersion, kind, metadata.name and
 //     metadata.namespace, and appears once;
-//   - outside finalize, no observed child is dropped, but for the WebApp's own Service, Ingress,
-//     PodDisruptionBudget or HorizontalPodAutoscaler (named after it, in its namespace) when its
+//   - outside finalize, no observed child is dropped, but for the WebApp's own children of a kind
+//     the hook builds other than the Deployment (sync.Kinds: the Service, Ingress,
+//     PodDisruptionBudget or HorizontalPodAutoscaler named after it, in its namespace) when its
 //     spec is valid: the spec decides whether those exist. The Deployment and every other child
 //     always stay;
 //   - finalized is set only by finalize, and is true only when no child is observed;
@@ -68,9 +85,10 @@ func CheckAnswer(req *sync.Request, answer []byte) error {
 			return fmt.Errorf("finalized is set in a sync answer")
 		}
 		p := &req.Parent
-		valid := sync.Validate(p) == nil
+		valid := len(sync.Validate(p)) == 0
 		for _, c := range req.Children {
-			own := c.Name == p.Name && c.Namespace == p.Namespace && optionalKinds[c.Kind+"."+c.APIVersion]
+			k := builtKind(c.Kind + "." + c.APIVersion)
+			own := c.Name == p.Name && c.Namespace == p.Namespace && k != nil && k != sync.DeploymentKind
 			if !(valid && own) && !seen[c.Kind+"."+c.APIVersion+" "+c.Namespace+"/"+c.Name] {
 				return fmt.Errorf("observed %s %s/%s is missing from the answer, so Metacontroller would delete it", c.Kind, c.Namespace, c.Name)
 			}
@@ -102,12 +120,14 @@ func CheckAnswer(req *sync.Request, answer []byte) error {
 	return nil
 }
 
-// optionalKinds are the kinds of the children a valid spec may stop asking for.
-var optionalKinds = map[string]bool{
-	"Service.v1":                             true,
-	"Ingress.networking.k8s.io/v1":           true,
-	"PodDisruptionBudget.policy/v1":          true,
-	"HorizontalPodAutoscaler.autoscaling/v2": true,
+// builtKind returns the kind the hook builds that is filed under key ("Kind.apiVersion"), or nil.
+func builtKind(key string) *sync.Kind {
+	for _, k := range sync.Kinds {
+		if k.Built && k.Key() == key {
+			return k
+		}
+	}
+	return nil
 }
 
 // Identity reads apiVersion, kind, metadata.namespace and metadata.name from a JSON object; each

@@ -34,7 +34,7 @@ func WithPods(body []byte, n int) ([]byte, error) {
 		p := pod(name, namespace, rsName, image, i, created)
 		pods[namespace+"/"+p.Name] = p
 	}
-	req["related"] = map[string]any{"Pod.v1": pods}
+	req["related"] = map[string]any{sync.PodKind.Key(): pods}
 	return json.Marshal(req)
 }
 

@@ -67,7 +67,7 @@ func TestSyncAutoscaling(t *testing.T) {
 				MinReplicas:    ptr(int32(2)),
 				MaxReplicas:    10,
 				Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
-					Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr(int32(sync.DefaultTargetCPUUtilizationPercentage))},
+					Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr(int32(webappv1.DefaultTargetCPUUtilizationPercentage))},
 				}}},
 			},
 		})
@@ -272,16 +272,15 @@ func TestSyncInvalidAutoscaling(t *testing.T) {
 		mod         func(*webappv1.Autoscaling)
 		wantMessage string
 	}{
-		{"min above max", func(a *webappv1.Autoscaling) { a.MinReplicas = ptr(int32(11)) }, "spec.autoscaling.maxReplicas: must be at least minReplicas (11), got 10"},
-		{"no max", func(a *webappv1.Autoscaling) { a.MaxReplicas = 0 }, "spec.autoscaling.maxReplicas: must be between 1 and 1000, got 0"},
-		{"max above 1000", func(a *webappv1.Autoscaling) { a.MaxReplicas = 1001 }, "spec.autoscaling.maxReplicas: must be between 1 and 1000, got 1001"},
-		{"min 0", func(a *webappv1.Autoscaling) { a.MinReplicas = ptr(int32(0)) }, "spec.autoscaling.minReplicas: must be between 1 and 1000, got 0"},
-		{"a target of 0", func(a *webappv1.Autoscaling) { a.TargetCPUUtilizationPercentage = ptr(int32(0)) }, "spec.autoscaling.targetCPUUtilizationPercentage: must be between 1 and 1000, got 0"},
+		{"min above max", func(a *webappv1.Autoscaling) { a.MinReplicas = ptr(int32(11)) }, "spec.autoscaling.maxReplicas: Invalid value: 10: must be greater than or equal to minReplicas (11)"},
+		{"no max", func(a *webappv1.Autoscaling) { a.MaxReplicas = 0 }, "spec.autoscaling.maxReplicas: Invalid value: 0: must be between 1 and 1000, inclusive"},
+		{"max above 1000", func(a *webappv1.Autoscaling) { a.MaxReplicas = 1001 }, "spec.autoscaling.maxReplicas: Invalid value: 1001: must be between 1 and 1000, inclusive"},
+		{"min 0", func(a *webappv1.Autoscaling) { a.MinReplicas = ptr(int32(0)) }, "spec.autoscaling.minReplicas: Invalid value: 0: must be between 1 and 1000, inclusive"},
+		{"a target of 0", func(a *webappv1.Autoscaling) { a.TargetCPUUtilizationPercentage = ptr(int32(0)) }, "spec.autoscaling.targetCPUUtilizationPercentage: Invalid value: 0: must be between 1 and 1000, inclusive"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			bad := autoscaled(2, 10)
-			tt.mod(bad.Spec.Autoscaling)
+			bad := autoscaled(2, 10, func(p *sync.Parent) { tt.mod(p.Spec.Autoscaling) })
 			req := &sync.Request{Parent: bad, Children: observed}
 			resp := checkedSync(t, req)
 			if resp.Status.Phase != webappv1.PhaseInvalid || !strings.Contains(resp.Status.Message, tt.wantMessage) {

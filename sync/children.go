@@ -1,9 +1,7 @@
 package sync
 
 import (
-	"fmt"
 	"maps"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -11,13 +9,9 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
-	jsonv2 "github.com/go-json-experiment/json"
 )
 
 // Labels, names and annotations the hook puts on its children.
@@ -75,13 +69,11 @@ func sameSelector(s *metav1.LabelSelector, labels map[string]string) bool {
 	return len(s.MatchExpressions) == 0 && maps.Equal(s.MatchLabels, labels)
 }
 
-// desiredDeployment builds the Deployment for a valid spec, with replicas (nil: the apiserver's
-// default of 1), annotated with the hash of its spec. While autoscaling, the hash leaves replicas
+// desiredDeployment builds the Deployment for a valid, defaulted spec, with replicas, annotated
+// with the hash of its spec. While autoscaling, the hash leaves replicas
 // out: the autoscaler changes them, and that is not a new spec.
 // configHash, when not "", becomes the pod template's AnnotationConfigHash.
-// It also returns the apply form of the spec when that is what was hashed (no autoscaling), nil
-// otherwise, so that the answer can write the spec without encoding it again (Response.spec).
-func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, selector *metav1.LabelSelector, pods map[string]string, configHash string) (*appsv1.Deployment, []byte) {
+func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, selector *metav1.LabelSelector, pods map[string]string, configHash string) *appsv1.Deployment {
 	spec := &p.Spec
 	container := corev1.Container{
 		Name:    ContainerName,
@@ -105,7 +97,7 @@ func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, sel
 		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: v.Name, MountPath: v.MountPath, ReadOnly: v.ReadOnly})
 	}
 	d := &appsv1.Deployment{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		TypeMeta:   DeploymentKind.TypeMeta(),
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: replicas,
@@ -131,18 +123,12 @@ func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, sel
 			RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: st.MaxSurge, MaxUnavailable: st.MaxUnavailable},
 		}
 	}
-	hashed := &d.Spec
+	hashed := d.Spec
 	if spec.Autoscaling != nil {
-		withoutReplicas := d.Spec
-		withoutReplicas.Replicas = nil
-		hashed = &withoutReplicas
+		hashed.Replicas = nil
 	}
-	form := specForm(hashed)
-	d.Annotations = map[string]string{AnnotationSpecHash: hashJSON(form)}
-	if hashed != &d.Spec {
-		form = nil
-	}
-	return d, form
+	d.Annotations = map[string]string{AnnotationSpecHash: SpecHash(&hashed)}
+	return d
 }
 
 // replicasFor is the replica count the Deployment is answered with. Without autoscaling it is
@@ -155,66 +141,11 @@ func replicasFor(spec *webappv1.WebAppSpec, observed *ObservedDeployment) *int32
 	if a == nil {
 		return spec.Replicas
 	}
-	n := minReplicas(a)
+	n := *a.MinReplicas
 	if observed != nil {
 		n = min(max(replicasOf(observed), n), a.MaxReplicas)
 	}
 	return &n
-}
-
-// minReplicas is autoscaling's minReplicas with its default of 1.
-func minReplicas(a *webappv1.Autoscaling) int32 {
-	if a.MinReplicas == nil {
-		return 1
-	}
-	return *a.MinReplicas
-}
-
-// DefaultTargetCPUUtilizationPercentage is the CPU target of an autoscaling spec that names no
-// target at all.
-const DefaultTargetCPUUtilizationPercentage = 80
-
-// desiredAutoscaler builds the HorizontalPodAutoscaler that scales the Deployment within
-// spec.autoscaling's bounds. Call it only when Autoscaling is set.
-func desiredAutoscaler(p *Parent, labels map[string]string) *autoscalingv2.HorizontalPodAutoscaler {
-	a := p.Spec.Autoscaling
-	cpu, memory := targets(a)
-	var metrics []autoscalingv2.MetricSpec
-	for _, t := range []struct {
-		name   corev1.ResourceName
-		target *int32
-	}{{corev1.ResourceCPU, cpu}, {corev1.ResourceMemory, memory}} {
-		if t.target != nil {
-			metrics = append(metrics, autoscalingv2.MetricSpec{
-				Type: autoscalingv2.ResourceMetricSourceType,
-				Resource: &autoscalingv2.ResourceMetricSource{Name: t.name, Target: autoscalingv2.MetricTarget{
-					Type: autoscalingv2.UtilizationMetricType, AverageUtilization: t.target,
-				}},
-			})
-		}
-	}
-	minimum := minReplicas(a)
-	return &autoscalingv2.HorizontalPodAutoscaler{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler"},
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
-		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
-			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: p.Name},
-			MinReplicas:    &minimum,
-			MaxReplicas:    a.MaxReplicas,
-			Metrics:        metrics,
-		},
-	}
-}
-
-// targets are the CPU and memory utilization targets of an autoscaling spec, with the default
-// CPU target when it names none.
-func targets(a *webappv1.Autoscaling) (cpu, memory *int32) {
-	cpu, memory = a.TargetCPUUtilizationPercentage, a.TargetMemoryUtilizationPercentage
-	if cpu == nil && memory == nil {
-		d := int32(DefaultTargetCPUUtilizationPercentage)
-		cpu = &d
-	}
-	return cpu, memory
 }
 
 // StartupFailureThreshold and StartupPeriodSeconds give an app with a healthCheck 5 minutes to
@@ -225,19 +156,15 @@ const (
 )
 
 // healthProbes returns the container's readiness and startup probes: the explicit ones, or those
-// made from healthCheck (an HTTP GET of its path on its port, spec.port by default), or nil.
+// made from healthCheck (an HTTP GET of its path on its port), or nil.
 func healthProbes(spec *webappv1.WebAppSpec) (readiness, startup *corev1.Probe) {
 	readiness, startup = spec.ReadinessProbe, spec.StartupProbe
 	h := spec.HealthCheck
 	if h == nil {
 		return readiness, startup
 	}
-	port := spec.Port
-	if h.Port != nil {
-		port = h.Port
-	}
 	get := func() corev1.ProbeHandler {
-		return corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: h.Path, Port: intstr.FromInt32(*port)}}
+		return corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: h.Path, Port: intstr.FromInt32(*h.Port)}}
 	}
 	if readiness == nil {
 		readiness = &corev1.Probe{ProbeHandler: get()}
@@ -252,7 +179,7 @@ func healthProbes(spec *webappv1.WebAppSpec) (readiness, startup *corev1.Probe) 
 // the pod labels. Call it only when Port is set.
 func desiredService(p *Parent, labels, pods map[string]string) *corev1.Service {
 	return &corev1.Service{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		TypeMeta:   ServiceKind.TypeMeta(),
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
@@ -271,9 +198,8 @@ func desiredService(p *Parent, labels, pods map[string]string) *corev1.Service {
 // ServicePort, with TLS when asked for. Call it only when Ingress is set.
 func desiredIngress(p *Parent, labels map[string]string) *networkingv1.Ingress {
 	in := p.Spec.Ingress
-	path, pathType := ingressPath(in)
 	ing := &networkingv1.Ingress{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"},
+		TypeMeta:   IngressKind.TypeMeta(),
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels, Annotations: in.Annotations},
 		Spec: networkingv1.IngressSpec{
 			IngressClassName: in.ClassName,
@@ -281,8 +207,8 @@ func desiredIngress(p *Parent, labels map[string]string) *networkingv1.Ingress {
 				Host: in.Host,
 				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
 					Paths: []networkingv1.HTTPIngressPath{{
-						Path:     path,
-						PathType: &pathType,
+						Path:     in.Path,
+						PathType: in.PathType,
 						Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
 							Name: p.Name,
 							Port: networkingv1.ServiceBackendPort{Number: ServicePort},
@@ -298,18 +224,6 @@ func desiredIngress(p *Parent, labels map[string]string) *networkingv1.Ingress {
 	return ing
 }
 
-// ingressPath is spec.ingress's path and pathType, with the defaults applied: "/" and Prefix.
-func ingressPath(in *webappv1.Ingress) (string, networkingv1.PathType) {
-	path, pathType := in.Path, networkingv1.PathTypePrefix
-	if path == "" {
-		path = "/"
-	}
-	if in.PathType != nil {
-		pathType = *in.PathType
-	}
-	return path, pathType
-}
-
 // MinReplicasForDisruptionBudget is the fewest desired replicas a PodDisruptionBudget exists for.
 // With one replica, any budget that keeps a pod blocks a node drain forever
 // (kubernetes/kubernetes#66811), so a single-replica WebApp gets none.
@@ -323,150 +237,48 @@ func desiredDisruptionBudget(p *Parent, labels map[string]string, selector *meta
 	if db == nil || plannedReplicas(&p.Spec) < MinReplicasForDisruptionBudget {
 		return nil
 	}
-	maxUnavailable := intstr.FromInt32(1)
-	if db.MaxUnavailable != nil {
-		maxUnavailable = *db.MaxUnavailable
-	}
 	return &policyv1.PodDisruptionBudget{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
+		TypeMeta:   DisruptionBudgetKind.TypeMeta(),
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
-		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &maxUnavailable, Selector: selector},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: db.MaxUnavailable, Selector: selector},
 	}
 }
 
-// isServerAnnotation reports annotations that the apiserver, controllers or clients write; they
-// are not part of a child's apply form.
-func isServerAnnotation(key string) bool {
-	switch key {
-	case AnnotationLastApplied, "kubectl.kubernetes.io/last-applied-configuration", "deployment.kubernetes.io/revision":
-		return true
-	}
-	return false
-}
-
-// keptForm returns the apply form that leaves an observed child exactly as it is. It prefers the
-// configuration Metacontroller last applied, because answering that again makes Metacontroller's
-// three-way merge a no-op. A child without it (adopted, or created by other means) is returned as
-// observed, less status and server-set metadata: every field it carries is what the apiserver
-// stores, so it changes nothing and cannot make Metacontroller loop. It is encoded as it is, never
-// pruned, and its numbers are int64 or float64 as unstructured objects hold them.
-func keptForm(c *Child) runtime.Object {
-	return &unstructured.Unstructured{Object: keptObject(c)}
-}
-
-// keptObject is keptForm's content.
-func keptObject(c *Child) map[string]any {
-	if last := lastApplied(c); last != "" {
-		obj, err := decodeObject([]byte(last))
-		if err == nil && sameIdentity(obj, c) {
-			obj["metadata"].(map[string]any)["namespace"] = c.Namespace
-			return obj
-		}
-	}
-	observed, err := decodeObject(c.Raw)
-	if err != nil {
-		// DecodeRequest has already decoded the child as an object; this cannot fail.
-		panic(fmt.Sprintf("decode observed %s %s: %v", c.Kind, c.Name, err))
-	}
-	// Identity comes from the decoded fields. encoding/json, which Metacontroller uses, matches
-	// keys case-insensitively, so keys that only differ in case from these are dropped rather than
-	// sent twice.
-	out := map[string]any{"apiVersion": c.APIVersion, "kind": c.Kind}
-	for k, v := range observed {
-		switch strings.ToLower(k) {
-		case "apiversion", "kind", "metadata", "status":
-		default:
-			out[k] = v
-		}
-	}
-	meta, _ := observed["metadata"].(map[string]any)
-	kept := map[string]any{"name": c.Name}
-	if c.Namespace != "" {
-		kept["namespace"] = c.Namespace
-	}
-	if labels, ok := meta["labels"].(map[string]any); ok && len(labels) > 0 {
-		kept["labels"] = labels
-	}
-	if annotations, ok := meta["annotations"].(map[string]any); ok {
-		own := map[string]any{}
-		for k, v := range annotations {
-			if !isServerAnnotation(k) {
-				own[k] = v
-			}
-		}
-		if len(own) > 0 {
-			kept["annotations"] = own
-		}
-	}
-	out["metadata"] = kept
-	return out
-}
-
-// lastApplied reads the configuration Metacontroller last applied to a child, "" when it has none.
-// Only that annotation is decoded: the rest of the child is passed over.
-func lastApplied(c *Child) string {
-	var obj struct {
-		Metadata struct {
-			Annotations struct {
-				LastApplied string `json:"metacontroller.k8s.io/last-applied-configuration"` // AnnotationLastApplied
-			} `json:"annotations"`
-			ManagedFields skipped `json:"managedFields"`
-		} `json:"metadata"`
-		Spec   skipped `json:"spec"`
-		Status skipped `json:"status"`
-	}
-	if jsonv2.Unmarshal(c.Raw, &obj, decodeOptions) != nil {
-		return ""
-	}
-	return obj.Metadata.Annotations.LastApplied
-}
-
-// decodeObject decodes a JSON object as the apimachinery does for unstructured objects: keys
-// match exactly, and numbers become int64 when they are integers, float64 otherwise.
-func decodeObject(data []byte) (map[string]any, error) {
-	var obj map[string]any
-	if err := utiljson.Unmarshal(data, &obj); err != nil {
-		return nil, err
-	}
-	if obj == nil {
-		return nil, fmt.Errorf("not an object")
-	}
-	return obj, nil
-}
-
-// sameIdentity reports whether an apply form names the same object as the observed child; a
-// missing namespace is taken to be the child's.
-func sameIdentity(obj map[string]any, c *Child) bool {
-	meta, ok := obj["metadata"].(map[string]any)
-	if !ok {
-		return false
-	}
-	name, _ := meta["name"].(string)
-	namespace, _ := meta["namespace"].(string)
-	return obj["apiVersion"] == c.APIVersion && obj["kind"] == c.Kind && name == c.Name &&
-		(namespace == "" || namespace == c.Namespace)
-}
-
-// scaledToZero returns the kept form of an observed Deployment with spec.replicas set to 0.
-func scaledToZero(c *Child) runtime.Object {
-	obj := keptObject(c)
-	spec, ok := obj["spec"].(map[string]any)
-	if !ok {
-		spec = map[string]any{}
-		obj["spec"] = spec
-	}
-	spec["replicas"] = int64(0)
-	return &unstructured.Unstructured{Object: obj}
-}
-
-// plannedReplicas is the fewest replicas the spec ever asks for: spec.replicas with its default
-// applied, or minReplicas while autoscaling.
+// plannedReplicas is the fewest replicas the spec ever asks for: spec.replicas, or minReplicas
+// while autoscaling.
 func plannedReplicas(spec *webappv1.WebAppSpec) int32 {
-	switch {
-	case spec.Autoscaling != nil:
-		return minReplicas(spec.Autoscaling)
-	case spec.Replicas == nil:
-		return webappv1.DefaultReplicas
+	if spec.Autoscaling != nil {
+		return *spec.Autoscaling.MinReplicas
 	}
 	return *spec.Replicas
+}
+
+// desiredAutoscaler builds the HorizontalPodAutoscaler that scales the Deployment within
+// spec.autoscaling's bounds. Call it only when Autoscaling is set.
+func desiredAutoscaler(p *Parent, labels map[string]string) *autoscalingv2.HorizontalPodAutoscaler {
+	a := p.Spec.Autoscaling
+	var metrics []autoscalingv2.MetricSpec
+	for _, t := range []struct {
+		name   corev1.ResourceName
+		target *int32
+	}{{corev1.ResourceCPU, a.TargetCPUUtilizationPercentage}, {corev1.ResourceMemory, a.TargetMemoryUtilizationPercentage}} {
+		if t.target != nil {
+			metrics = append(metrics, autoscalingv2.MetricSpec{
+				Type: autoscalingv2.ResourceMetricSourceType,
+				Resource: &autoscalingv2.ResourceMetricSource{Name: t.name, Target: autoscalingv2.MetricTarget{
+					Type: autoscalingv2.UtilizationMetricType, AverageUtilization: t.target,
+				}},
+			})
+		}
+	}
+	return &autoscalingv2.HorizontalPodAutoscaler{
+		TypeMeta:   AutoscalerKind.TypeMeta(),
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: DeploymentKind.APIVersion, Kind: DeploymentKind.Kind, Name: p.Name},
+			MinReplicas:    a.MinReplicas,
+			MaxReplicas:    a.MaxReplicas,
+			Metrics:        metrics,
+		},
+	}
 }

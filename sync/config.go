@@ -7,9 +7,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
 )
@@ -18,6 +15,64 @@ import (
 // Secret the pods use rolls them: a digest of the digests of that data (configDigest), which tells
 // nothing about the data itself.
 const AnnotationConfigHash = "webapp.example.com/config-hash"
+
+// configRef is a ConfigMap or Secret the spec references, where, and how.
+type configRef struct {
+	ConfigRef
+	// kind is ConfigMapKind or SecretKind, ConfigRef.Kind's.
+	kind *Kind
+	// Field is the spec path of the reference, for messages.
+	Field string
+	// Optional is the reference's optional: a missing object is then no problem.
+	Optional bool
+	// Tracked says that a change of its data rolls the pods (restartOnConfigChange).
+	Tracked bool
+}
+
+// configRefs lists the ConfigMaps and Secrets the spec references, in spec order: env[].valueFrom
+// (tracked only when restartOnConfigChange is true), envFrom and volumes (tracked unless it is
+// false).
+func configRefs(p *Parent) []configRef {
+	spec := &p.Spec
+	restart := spec.RestartOnConfigChange
+	tracked := restart == nil || *restart
+	var refs []configRef
+	add := func(kind *Kind, name, field string, optional *bool, track bool) {
+		if name != "" {
+			refs = append(refs, configRef{ConfigRef{kind.Kind, name}, kind, field, optional != nil && *optional, track})
+		}
+	}
+	for i, e := range spec.Env {
+		if v := e.ValueFrom; v != nil {
+			field := fmt.Sprintf("spec.env[%d].valueFrom", i)
+			if r := v.ConfigMapKeyRef; r != nil {
+				add(ConfigMapKind, r.Name, field+".configMapKeyRef", r.Optional, restart != nil && *restart)
+			}
+			if r := v.SecretKeyRef; r != nil {
+				add(SecretKind, r.Name, field+".secretKeyRef", r.Optional, restart != nil && *restart)
+			}
+		}
+	}
+	for i, e := range spec.EnvFrom {
+		field := fmt.Sprintf("spec.envFrom[%d]", i)
+		if r := e.ConfigMapRef; r != nil {
+			add(ConfigMapKind, r.Name, field+".configMapRef", r.Optional, tracked)
+		}
+		if r := e.SecretRef; r != nil {
+			add(SecretKind, r.Name, field+".secretRef", r.Optional, tracked)
+		}
+	}
+	for i, v := range spec.Volumes {
+		field := fmt.Sprintf("spec.volumes[%d]", i)
+		if c := v.ConfigMap; c != nil {
+			add(ConfigMapKind, c.Name, field+".configMap", c.Optional, tracked)
+		}
+		if s := v.Secret; s != nil {
+			add(SecretKind, s.SecretName, field+".secret", s.Optional, tracked)
+		}
+	}
+	return refs
+}
 
 // configState is what the related ConfigMaps and Secrets mean for the Deployment.
 type configState struct {
@@ -38,7 +93,7 @@ func checkConfig(p *Parent, rel *Related, observed *ObservedDeployment) configSt
 	tracked := map[ConfigRef]bool{}
 	for i := range refs {
 		ref := &refs[i]
-		sent := rel.Kinds[ref.Kind+".v1"]
+		sent := rel.Kinds[ref.kind.Key()]
 		if _, ok := rel.Config[ref.ConfigRef]; sent && !ok && !ref.Optional && st.missing == nil {
 			st.missing = ref
 		}
@@ -86,7 +141,7 @@ func configHash(tracked map[ConfigRef]bool, rel *Related) string {
 // missingMessage says which object is missing, where the spec names it, and what the hook does.
 func (st configState) missingMessage(p *Parent, deploymentExists bool) (webappv1.Phase, string, string) {
 	reason, phase := webappv1.ReasonConfigMapMissing, webappv1.PhasePending
-	if st.missing.Kind == "Secret" {
+	if st.missing.kind == SecretKind {
 		reason = webappv1.ReasonSecretMissing
 	}
 	what := fmt.Sprintf("Waiting for %s %s, which %s names, to exist before creating Deployment %s.", st.missing.Kind, st.missing.Name, st.missing.Field, p.Name)
@@ -101,12 +156,12 @@ func (st configState) missingMessage(p *Parent, deploymentExists bool) (webappv1
 // (tracked references) when Metacontroller sent no Secrets at all: the customize answer asks for
 // them only when the hook is served over TLS (CustomizeOptions.Secrets).
 func untrackedSecrets(p *Parent, rel *Related) []string {
-	if rel.Kinds[relatedSecrets] {
+	if rel.Kinds[SecretKind.Key()] {
 		return nil
 	}
 	var names []string
 	for _, ref := range configRefs(p) {
-		if ref.Kind == "Secret" && ref.Tracked && !slices.Contains(names, ref.Name) {
+		if ref.kind == SecretKind && ref.Tracked && !slices.Contains(names, ref.Name) {
 			names = append(names, ref.Name)
 		}
 	}
@@ -115,7 +170,7 @@ func untrackedSecrets(p *Parent, rel *Related) []string {
 }
 
 // secretsCondition is the SecretsTracked condition for the Secrets untrackedSecrets lists.
-func secretsCondition(p *Parent, now time.Time, names []string) metav1.Condition {
+func secretsCondition(names []string) statedCondition {
 	msg := fmt.Sprintf("Changes of Secret %s do not roll the pods, and a missing one is not noticed: the hook asks Metacontroller for Secrets only when it is served over TLS, so that none crosses the network in cleartext. Install metacontroller/secure (docs/security.md).", strings.Join(names, ", "))
-	return condition(p, now, webappv1.ConditionSecretsTracked, false, webappv1.ReasonSecretsNeedTLS, msg)
+	return statedCondition{webappv1.ConditionSecretsTracked, false, webappv1.ReasonSecretsNeedTLS, msg}
 }

@@ -1,7 +1,6 @@
 package sync
 
 import (
-	"fmt"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,7 +17,7 @@ type CustomizeResponse struct {
 // RelatedResourceRule selects related objects of one kind in one namespace, by a label selector or
 // by names (Metacontroller refuses a rule with both).
 type RelatedResourceRule struct {
-	// APIVersion and Resource name the kind: "v1" and "pods", say.
+	// APIVersion and Resource name the kind: "v1" and "pods", say (Kind.APIVersion, Kind.Resource).
 	APIVersion string `json:"apiVersion"`
 	Resource   string `json:"resource"`
 	// Namespace is always the WebApp's: without it, Metacontroller would look in every namespace.
@@ -58,78 +57,22 @@ func Customize(p *Parent, opts CustomizeOptions) CustomizeResponse {
 	rules := []RelatedResourceRule{}
 	if opts.Pods {
 		selector := &metav1.LabelSelector{MatchLabels: map[string]string{LabelInstance: p.Name, LabelManagedBy: ManagedBy}}
-		rules = append(rules, RelatedResourceRule{APIVersion: "v1", Resource: "pods", Namespace: p.Namespace, LabelSelector: selector})
+		rules = append(rules, RelatedResourceRule{APIVersion: PodKind.APIVersion, Resource: PodKind.Resource, Namespace: p.Namespace, LabelSelector: selector})
 	}
-	if p.SpecError != nil {
+	if len(p.SpecErrors) > 0 {
 		return CustomizeResponse{RelatedResources: rules}
 	}
-	names := map[string][]string{}
+	names := map[*Kind][]string{}
 	for _, ref := range configRefs(p) {
-		if !slices.Contains(names[ref.Kind], ref.Name) {
-			names[ref.Kind] = append(names[ref.Kind], ref.Name)
+		if !slices.Contains(names[ref.kind], ref.Name) {
+			names[ref.kind] = append(names[ref.kind], ref.Name)
 		}
 	}
-	for _, k := range []struct{ kind, resource string }{{"ConfigMap", "configmaps"}, {"Secret", "secrets"}} {
-		if n := names[k.kind]; len(n) > 0 && (k.kind != "Secret" || opts.Secrets) {
+	for _, k := range []*Kind{ConfigMapKind, SecretKind} {
+		if n := names[k]; len(n) > 0 && (k != SecretKind || opts.Secrets) {
 			slices.Sort(n)
-			rules = append(rules, RelatedResourceRule{APIVersion: "v1", Resource: k.resource, Namespace: p.Namespace, Names: n})
+			rules = append(rules, RelatedResourceRule{APIVersion: k.APIVersion, Resource: k.Resource, Namespace: p.Namespace, Names: n})
 		}
 	}
 	return CustomizeResponse{RelatedResources: rules}
-}
-
-// configRef is a ConfigMap or Secret the spec references, where, and how.
-type configRef struct {
-	ConfigRef
-	// Field is the spec path of the reference, for messages.
-	Field string
-	// Optional is the reference's optional: a missing object is then no problem.
-	Optional bool
-	// Tracked says that a change of its data rolls the pods (restartOnConfigChange).
-	Tracked bool
-}
-
-// configRefs lists the ConfigMaps and Secrets the spec references, in spec order: env[].valueFrom
-// (tracked only when restartOnConfigChange is true), envFrom and volumes (tracked unless it is
-// false).
-func configRefs(p *Parent) []configRef {
-	spec := &p.Spec
-	restart := spec.RestartOnConfigChange
-	tracked := restart == nil || *restart
-	var refs []configRef
-	add := func(kind, name, field string, optional *bool, track bool) {
-		if name != "" {
-			refs = append(refs, configRef{ConfigRef{kind, name}, field, optional != nil && *optional, track})
-		}
-	}
-	for i, e := range spec.Env {
-		if v := e.ValueFrom; v != nil {
-			field := fmt.Sprintf("spec.env[%d].valueFrom", i)
-			if r := v.ConfigMapKeyRef; r != nil {
-				add("ConfigMap", r.Name, field+".configMapKeyRef", r.Optional, restart != nil && *restart)
-			}
-			if r := v.SecretKeyRef; r != nil {
-				add("Secret", r.Name, field+".secretKeyRef", r.Optional, restart != nil && *restart)
-			}
-		}
-	}
-	for i, e := range spec.EnvFrom {
-		field := fmt.Sprintf("spec.envFrom[%d]", i)
-		if r := e.ConfigMapRef; r != nil {
-			add("ConfigMap", r.Name, field+".configMapRef", r.Optional, tracked)
-		}
-		if r := e.SecretRef; r != nil {
-			add("Secret", r.Name, field+".secretRef", r.Optional, tracked)
-		}
-	}
-	for i, v := range spec.Volumes {
-		field := fmt.Sprintf("spec.volumes[%d]", i)
-		if c := v.ConfigMap; c != nil {
-			add("ConfigMap", c.Name, field+".configMap", c.Optional, tracked)
-		}
-		if s := v.Secret; s != nil {
-			add("Secret", s.SecretName, field+".secret", s.Optional, tracked)
-		}
-	}
-	return refs
 }

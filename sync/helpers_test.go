@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
 	"github.com/example/webapp-operator/hooktest"
@@ -30,7 +31,10 @@ var (
 
 func ptr[T any](v T) *T { return &v }
 
-// webapp returns a valid parent (image nginx:1.27, 3 replicas, port 8080), changed by mods.
+// webapp returns a valid parent (image nginx:1.27, 3 replicas, port 8080), changed by mods, as
+// the hook sees it: mods change the name, namespace, generation, spec and previous conditions of
+// a WebApp, which is then sent in a request through sync.DecodeRequest, so that its spec is
+// decoded and defaulted as in production. It panics when the request does not decode.
 func webapp(mods ...func(*sync.Parent)) sync.Parent {
 	p := sync.Parent{
 		Name:       "hello",
@@ -45,7 +49,42 @@ func webapp(mods ...func(*sync.Parent)) sync.Parent {
 	for _, m := range mods {
 		m(&p)
 	}
-	return p
+	parent := map[string]any{
+		"apiVersion": webappv1.Group + "/" + webappv1.Version, "kind": webappv1.Kind,
+		"metadata": map[string]any{"name": p.Name, "namespace": p.Namespace, "generation": p.Generation},
+		"spec":     p.Spec,
+		"status":   map[string]any{"conditions": p.Conditions},
+	}
+	body, err := json.Marshal(map[string]any{"parent": parent})
+	if err != nil {
+		panic(err)
+	}
+	req, err := sync.DecodeRequest(body)
+	if err != nil {
+		panic(fmt.Sprintf("DecodeRequest: %v\n%s", err, body))
+	}
+	return req.Parent
+}
+
+// webappJSON returns the parent "hello" in "default", generation 1, with the spec whose JSON text
+// is given, as sync.DecodeRequest decodes it: with Parent.SpecErrors set when it does not fit the
+// WebApp types. It panics when the request does not decode.
+func webappJSON(spec string) sync.Parent {
+	req, err := sync.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "hello", "namespace": "default", "generation": 1}, "spec": ` + spec + `}}`))
+	if err != nil {
+		panic(err)
+	}
+	return req.Parent
+}
+
+// joined renders a list of field errors as the status message joins them: each as apimachinery
+// writes it, separated by "; ".
+func joined(errs field.ErrorList) string {
+	parts := make([]string, len(errs))
+	for i, e := range errs {
+		parts[i] = e.Error()
+	}
+	return strings.Join(parts, "; ")
 }
 
 // desired returns the Deployment and the Service Sync asks for when nothing is observed yet.

@@ -142,7 +142,7 @@ func restarts(pods []RelatedPod) int32 {
 func (t *podTrouble) message() string {
 	msg := fmt.Sprintf("%d of %s cannot start: %s", t.stuck, count(t.total, "current pod"), t.reason)
 	if t.detail != "" {
-		msg += ": " + quoteText(t.detail)
+		msg += ": " + short(t.detail)
 	}
 	msg = sentence(msg)
 	if t.others > 0 {

@@ -45,6 +45,7 @@ func configHashOf(resp sync.Response) string {
 // TestRelatedRequests answers every request Metacontroller 4.17.2 sent with a customize hook that
 // asked for the pods, the ConfigMap and the Secret of a WebApp (see the fixtures' README).
 func TestRelatedRequests(t *testing.T) {
+	sharedFixtures(t) // skips the whole test, whose last checks compare the subtests', when absent
 	t.Run("01 customize", func(t *testing.T) {
 		req := relatedFixture(t, "01-customize.json")
 		got := asJSON(t, sync.Customize(&req.Parent, sync.CustomizeOptions{Pods: true, Secrets: true}))
@@ -496,8 +497,7 @@ func TestCustomize(t *testing.T) {
 			}
 		})
 	}
-	invalid := p
-	invalid.SpecError = fmt.Errorf("spec: broken")
+	invalid := webappJSON(`{"image": "nginx", "envFrom": [{"configMapRef": {"name": 7}}]}`)
 	if got := len(sync.Customize(&invalid, sync.CustomizeOptions{Pods: true}).RelatedResources); got != 1 {
 		t.Errorf("%d rules for a spec that did not decode, with pod diagnosis; want the pods only", got)
 	}
@@ -508,7 +508,8 @@ func TestCustomize(t *testing.T) {
 		{sync.CustomizeOptions{}, `{"relatedResources":[]}`},
 		{sync.CustomizeOptions{Pods: true}, `{"relatedResources":[{"apiVersion":"v1","resource":"pods","namespace":"n","labelSelector":{"matchLabels":`},
 	} {
-		b, _ := json.Marshal(sync.Customize(&sync.Parent{Name: "a", Namespace: "n"}, tt.opts))
+		plain := webapp(func(p *sync.Parent) { p.Name, p.Namespace = "a", "n" })
+		b, _ := json.Marshal(sync.Customize(&plain, tt.opts))
 		if !strings.HasPrefix(string(b), tt.want) {
 			t.Errorf("customize answer with %+v = %s; want it to start %s", tt.opts, b, tt.want)
 		}

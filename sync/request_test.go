@@ -81,7 +81,7 @@ func TestDecodeRequestErrors(t *testing.T) {
 }
 
 // TestDecodeRequestSpec checks that problems inside parent.spec never fail the request: they
-// become SpecError, naming every field path at fault, so the answer is Invalid and every child
+// become SpecErrors, naming every field path at fault, so the answer is Invalid and every child
 // is kept.
 func TestDecodeRequestSpec(t *testing.T) {
 	tests := []struct {
@@ -94,17 +94,17 @@ func TestDecodeRequestSpec(t *testing.T) {
 		{"explicit zero", `{"image": "nginx", "replicas": 0}`, "", 0},
 		{"everything", `{"image": "nginx", "replicas": 2, "port": 80, "env": [{"name": "A", "value": "b"}], "resources": {"limits": {"cpu": "1"}}}`, "", 2},
 		{"unknown fields are ignored", `{"image": "nginx", "colour": "blue"}`, "", 1},
-		{"missing spec", `null`, "spec: required", 0},
-		{"spec not an object", `"nginx"`, `spec: must be an object, got JSON string "nginx"`, 0},
-		{"image not a string", `{"image": 5}`, "spec.image: expected string, got JSON number 5", 1},
-		{"replicas a string", `{"image": "nginx", "replicas": "three"}`, `spec.replicas: expected integer (32-bit), got JSON string "three"`, 0},
-		{"replicas a fraction", `{"image": "nginx", "replicas": 1.5}`, "spec.replicas: expected integer (32-bit), got JSON number 1.5", 0},
-		{"replicas above int32", `{"image": "nginx", "replicas": 4294967296}`, "spec.replicas: expected integer (32-bit), got JSON number 4294967296: value out of range", 0},
-		{"port above range", `{"image": "nginx", "port": 70000}`, "spec.port: must be between 1 and 65535, got 70000", 1},
-		{"env not a list", `{"image": "nginx", "env": {"A": "b"}}`, "spec.env: expected array, got JSON object", 1},
-		{"env name not a string", `{"image": "nginx", "env": [{"name": "A"}, {"name": 5}]}`, "spec.env[1].name: expected string, got JSON number 5", 1},
-		{"bad quantity", `{"image": "nginx", "resources": {"limits": {"cpu": "lots"}}}`, `spec.resources.limits.cpu: expected a quantity, got JSON string "lots": quantities must match`, 1},
-		{"two problems at once, in declaration order", `{"port": "http", "image": 5}`, `spec.image: expected string, got JSON number 5; spec.port: expected integer (32-bit), got JSON string "http"`, 1},
+		{"missing spec", `null`, "spec: Required value", 0},
+		{"spec not an object", `"nginx"`, `spec: Invalid value: must be an object, got JSON string "nginx"`, 0},
+		{"image not a string", `{"image": 5}`, "spec.image: Invalid value: expected string, got JSON number 5", 1},
+		{"replicas a string", `{"image": "nginx", "replicas": "three"}`, `spec.replicas: Invalid value: expected integer (32-bit), got JSON string "three"`, 0},
+		{"replicas a fraction", `{"image": "nginx", "replicas": 1.5}`, "spec.replicas: Invalid value: expected integer (32-bit), got JSON number 1.5", 0},
+		{"replicas above int32", `{"image": "nginx", "replicas": 4294967296}`, "spec.replicas: Invalid value: expected integer (32-bit), got JSON number 4294967296: value out of range", 0},
+		{"port above range", `{"image": "nginx", "port": 70000}`, "spec.port: Invalid value: 70000: must be between 1 and 65535, inclusive", 1},
+		{"env not a list", `{"image": "nginx", "env": {"A": "b"}}`, "spec.env: Invalid value: expected array, got JSON object", 1},
+		{"env name not a string", `{"image": "nginx", "env": [{"name": "A"}, {"name": 5}]}`, "spec.env[1].name: Invalid value: expected string, got JSON number 5", 1},
+		{"bad quantity", `{"image": "nginx", "resources": {"limits": {"cpu": "lots"}}}`, `spec.resources.limits.cpu: Invalid value: expected a quantity, got JSON string "lots": quantities must match`, 1},
+		{"two problems at once, in declaration order", `{"port": "http", "image": 5}`, `spec.image: Invalid value: expected string, got JSON number 5; spec.port: Invalid value: expected integer (32-bit), got JSON string "http"`, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -112,12 +112,12 @@ func TestDecodeRequestSpec(t *testing.T) {
 			if err != nil {
 				t.Fatalf("DecodeRequest: %v; want a request with the spec problem recorded", err)
 			}
-			gotErr := sync.Validate(&req.Parent)
+			gotErr := joined(sync.Validate(&req.Parent))
 			switch {
-			case tt.wantErr == "" && gotErr != nil:
-				t.Fatalf("spec error = %v; want none", gotErr)
-			case tt.wantErr != "" && (gotErr == nil || !strings.Contains(gotErr.Error(), tt.wantErr)):
-				t.Fatalf("spec error = %v; want it to contain %q", gotErr, tt.wantErr)
+			case tt.wantErr == "" && gotErr != "":
+				t.Fatalf("spec errors = %s; want none", gotErr)
+			case tt.wantErr != "" && !strings.Contains(gotErr, tt.wantErr):
+				t.Fatalf("spec errors = %s; want them to contain %q", gotErr, tt.wantErr)
 			}
 			if tt.wantErr == "" {
 				if got := *req.Parent.Spec.Replicas; got != tt.wantReplicas {
@@ -204,8 +204,8 @@ func TestEverySpecFieldDecodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if req.Parent.SpecError != nil {
-		t.Fatalf("SpecError = %v; want none", req.Parent.SpecError)
+	if errs := req.Parent.SpecErrors; len(errs) > 0 {
+		t.Fatalf("SpecErrors = %s; want none", joined(errs))
 	}
 	got, err := json.Marshal(req.Parent.Spec)
 	if err != nil {
@@ -317,12 +317,15 @@ func TestDecodeRequestOrder(t *testing.T) {
 
 // TestDecodeRequestRaw checks that every child's Raw is exactly the object as sent, whether the
 // hook decoded it in place (a kind it builds) or not, and that fields the decision does not read
-// are carried as they are, not checked: a Service's odd ports stay the apiserver's business.
+// are carried as they are, not checked, whatever JSON they hold: a Service's odd ports stay the
+// apiserver's business.
 func TestDecodeRequestRaw(t *testing.T) {
 	children := map[string]string{
-		"Deployment.apps/v1": `{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "hello", "annotations": {"a": "\u00e9\"x\""}}, "spec": {"template": {"spec": {"containers": 7}}}}`,
-		"Service.v1":         `{"kind":"Service","apiVersion":"v1","metadata":{"name":"hello"},"spec":{"ports":{}}}`,
-		"ConfigMap.v1":       "{\n  \"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"other\"}\n}",
+		"Deployment.apps/v1":                     `{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "hello", "labels": 7, "managedFields": "x", "ownerReferences": {}, "annotations": {"a": "\u00e9\"x\""}}, "spec": {"strategy": 3, "template": {"spec": {"containers": 7}}}}`,
+		"Service.v1":                             `{"kind":"Service","apiVersion":"v1","metadata":{"name":"hello"},"spec":{"ports":{}}}`,
+		"PodDisruptionBudget.policy/v1":          `{"kind":"PodDisruptionBudget","apiVersion":"policy/v1","metadata":{"name":"hello"},"spec":5,"status":[1]}`,
+		"HorizontalPodAutoscaler.autoscaling/v2": `{"kind":"HorizontalPodAutoscaler","apiVersion":"autoscaling/v2","metadata":{"name":"hello"},"spec":"x"}`,
+		"ConfigMap.v1":                           "{\n  \"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"other\"}\n}",
 	}
 	body := `{"parent": {"metadata": {"name": "hello", "namespace": "n"}, "spec": {"image": "nginx"}}, "children": {`
 	first := true

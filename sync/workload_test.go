@@ -286,11 +286,11 @@ func TestSyncDisruptionBudget(t *testing.T) {
 // TestSyncInvalidWorkload checks every rule of the new fields: each is Invalid, names its field,
 // and keeps every observed child, the Ingress and the PodDisruptionBudget included.
 func TestSyncInvalidWorkload(t *testing.T) {
-	full := webapp(func(p *sync.Parent) {
+	withEverything := func(p *sync.Parent) {
 		p.Spec.Ingress = &webappv1.Ingress{Host: "hello.example.com"}
 		p.Spec.DisruptionBudget = &webappv1.DisruptionBudget{}
-	})
-	resp := sync.Sync(&sync.Request{Parent: full}, now)
+	}
+	resp := sync.Sync(&sync.Request{Parent: webapp(withEverything)}, now)
 	var observed []sync.Child
 	for _, c := range resp.Children {
 		observed = append(observed, observe(t, c, 1, nil))
@@ -307,74 +307,71 @@ func TestSyncInvalidWorkload(t *testing.T) {
 	}{
 		{"envFrom with both sources", func(s *webappv1.WebAppSpec) {
 			s.EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "a"}}, SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "b"}}}}
-		}, "spec.envFrom[0]: needs exactly one of configMapRef or secretRef"},
+		}, "spec.envFrom[0]: Invalid value: needs exactly one of configMapRef or secretRef"},
 		{"envFrom without a name", func(s *webappv1.WebAppSpec) {
 			s.EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{}}}
-		}, "spec.envFrom[0].secretRef.name: required"},
+		}, "spec.envFrom[0].secretRef.name: Required value"},
 		{"envFrom with a bad prefix", func(s *webappv1.WebAppSpec) {
 			s.EnvFrom = []corev1.EnvFromSource{{Prefix: "1X", ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "a"}}}}
-		}, `spec.envFrom[0].prefix: "1X" is not a valid environment variable prefix`},
-		{"healthCheck without a path", func(s *webappv1.WebAppSpec) { s.HealthCheck = &webappv1.HealthCheck{} }, "spec.healthCheck.path: required"},
-		{"healthCheck path not absolute", func(s *webappv1.WebAppSpec) { s.HealthCheck = &webappv1.HealthCheck{Path: "healthz"} }, `spec.healthCheck.path: must start with /, got "healthz"`},
+		}, `spec.envFrom[0].prefix: Invalid value: "1X": a valid environment variable name`},
+		{"healthCheck without a path", func(s *webappv1.WebAppSpec) { s.HealthCheck = &webappv1.HealthCheck{} }, "spec.healthCheck.path: Required value"},
+		{"healthCheck path not absolute", func(s *webappv1.WebAppSpec) { s.HealthCheck = &webappv1.HealthCheck{Path: "healthz"} }, `spec.healthCheck.path: Invalid value: "healthz": must start with /`},
 		{"healthCheck without a port to use", func(s *webappv1.WebAppSpec) {
 			s.Port, s.Ingress = nil, nil
 			s.HealthCheck = &webappv1.HealthCheck{Path: "/healthz"}
-		}, "spec.healthCheck.port: required when spec.port is not set"},
-		{"healthCheck port out of range", func(s *webappv1.WebAppSpec) { s.HealthCheck = &webappv1.HealthCheck{Path: "/", Port: ptr(int32(0))} }, "spec.healthCheck.port: must be between 1 and 65535, got 0"},
-		{"a probe without a handler", func(s *webappv1.WebAppSpec) { s.ReadinessProbe = noHandler }, "spec.readinessProbe: needs exactly one of exec, httpGet, tcpSocket or grpc, got 0"},
-		{"a probe with two handlers", func(s *webappv1.WebAppSpec) { s.LivenessProbe = twoHandlers }, "spec.livenessProbe: needs exactly one of exec, httpGet, tcpSocket or grpc, got 2"},
+		}, "spec.healthCheck.port: Required value: when spec.port is not set"},
+		{"healthCheck port out of range", func(s *webappv1.WebAppSpec) { s.HealthCheck = &webappv1.HealthCheck{Path: "/", Port: ptr(int32(0))} }, "spec.healthCheck.port: Invalid value: 0: must be between 1 and 65535, inclusive"},
+		{"a probe without a handler", func(s *webappv1.WebAppSpec) { s.ReadinessProbe = noHandler }, "spec.readinessProbe: Invalid value: needs exactly one of exec, httpGet, tcpSocket or grpc, got 0"},
+		{"a probe with two handlers", func(s *webappv1.WebAppSpec) { s.LivenessProbe = twoHandlers }, "spec.livenessProbe: Invalid value: needs exactly one of exec, httpGet, tcpSocket or grpc, got 2"},
 		{"a liveness probe that must succeed twice", func(s *webappv1.WebAppSpec) {
 			s.LivenessProbe = &corev1.Probe{ProbeHandler: httpGet("/", 8080), SuccessThreshold: 2}
-		}, "spec.livenessProbe.successThreshold: must be 1, got 2"},
+		}, "spec.livenessProbe.successThreshold: Invalid value: 2: must be 1"},
 		{"a probe of another host", func(s *webappv1.WebAppSpec) {
 			h := httpGet("/", 8080)
 			h.HTTPGet.Host = "169.254.169.254"
 			s.ReadinessProbe = &corev1.Probe{ProbeHandler: h}
-		}, `spec.readinessProbe.httpGet.host: must not be set: a probe checks the pod itself, got "169.254.169.254"`},
+		}, "spec.readinessProbe.httpGet.host: Forbidden: a probe checks the pod itself"},
 		{"a TCP probe of another host", func(s *webappv1.WebAppSpec) {
 			s.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Host: "10.0.0.1", Port: intstr.FromInt32(22)}}}
-		}, `spec.livenessProbe.tcpSocket.host: must not be set: a probe checks the pod itself, got "10.0.0.1"`},
-		{"a probe port out of range", func(s *webappv1.WebAppSpec) { s.StartupProbe = &corev1.Probe{ProbeHandler: httpGet("/", 70000)} }, "spec.startupProbe.httpGet.port: must be between 1 and 65535, got 70000"},
-		{"a volume without a source", func(s *webappv1.WebAppSpec) { s.Volumes = []webappv1.Volume{{Name: "v", MountPath: "/v"}} }, "spec.volumes[0]: needs exactly one of configMap, secret or emptyDir, got 0"},
+		}, "spec.livenessProbe.tcpSocket.host: Forbidden: a probe checks the pod itself"},
+		{"a probe port out of range", func(s *webappv1.WebAppSpec) { s.StartupProbe = &corev1.Probe{ProbeHandler: httpGet("/", 70000)} }, "spec.startupProbe.httpGet.port: Invalid value: 70000: must be between 1 and 65535, inclusive"},
+		{"a volume without a source", func(s *webappv1.WebAppSpec) { s.Volumes = []webappv1.Volume{{Name: "v", MountPath: "/v"}} }, "spec.volumes[0]: Invalid value: needs exactly one of configMap, secret or emptyDir, got 0"},
 		{"a volume with two sources", func(s *webappv1.WebAppSpec) {
 			s.Volumes = []webappv1.Volume{{Name: "v", MountPath: "/v", EmptyDir: &corev1.EmptyDirVolumeSource{}, Secret: &corev1.SecretVolumeSource{SecretName: "s"}}}
-		}, "spec.volumes[0]: needs exactly one of configMap, secret or emptyDir, got 2"},
+		}, "spec.volumes[0]: Invalid value: needs exactly one of configMap, secret or emptyDir, got 2"},
 		{"a duplicate volume name", func(s *webappv1.WebAppSpec) {
 			s.Volumes = []webappv1.Volume{{Name: "v", MountPath: "/a", EmptyDir: &corev1.EmptyDirVolumeSource{}}, {Name: "v", MountPath: "/b", EmptyDir: &corev1.EmptyDirVolumeSource{}}}
-		}, `spec.volumes[1].name: "v" is listed twice`},
+		}, `spec.volumes[1].name: Duplicate value: "v"`},
 		{"a duplicate mount path", func(s *webappv1.WebAppSpec) {
 			s.Volumes = []webappv1.Volume{{Name: "a", MountPath: "/data", EmptyDir: &corev1.EmptyDirVolumeSource{}}, {Name: "b", MountPath: "/data/", EmptyDir: &corev1.EmptyDirVolumeSource{}}}
-		}, `spec.volumes[1].mountPath: "/data/" is mounted twice`},
+		}, `spec.volumes[1].mountPath: Duplicate value: "/data/"`},
 		{"a relative mount path", func(s *webappv1.WebAppSpec) {
 			s.Volumes = []webappv1.Volume{{Name: "a", MountPath: "data", EmptyDir: &corev1.EmptyDirVolumeSource{}}}
-		}, `spec.volumes[0].mountPath: must be an absolute path, got "data"`},
+		}, `spec.volumes[0].mountPath: Invalid value: "data": must be an absolute path`},
 		{"a volume item escaping the volume", func(s *webappv1.WebAppSpec) {
 			s.Volumes = []webappv1.Volume{{Name: "a", MountPath: "/a", ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "c"}, Items: []corev1.KeyToPath{{Key: "k", Path: "../etc/passwd"}}}}}
-		}, `spec.volumes[0].configMap.items[0].path: must be a relative path without .., got "../etc/passwd"`},
-		{"an imagePullSecret without a name", func(s *webappv1.WebAppSpec) { s.ImagePullSecrets = []corev1.LocalObjectReference{{}} }, "spec.imagePullSecrets[0].name: required"},
-		{"a bad serviceAccountName", func(s *webappv1.WebAppSpec) { s.ServiceAccountName = "App_Account" }, `spec.serviceAccountName: "App_Account" is not a valid name`},
+		}, `spec.volumes[0].configMap.items[0].path: Invalid value: "../etc/passwd": must be a relative path without ..`},
+		{"an imagePullSecret without a name", func(s *webappv1.WebAppSpec) { s.ImagePullSecrets = []corev1.LocalObjectReference{{}} }, "spec.imagePullSecrets[0].name: Required value"},
+		{"a bad serviceAccountName", func(s *webappv1.WebAppSpec) { s.ServiceAccountName = "App_Account" }, `spec.serviceAccountName: Invalid value: "App_Account": a lowercase RFC 1123 subdomain`},
 		{"a strategy that cannot progress", func(s *webappv1.WebAppSpec) {
 			s.Strategy = &webappv1.RolloutStrategy{MaxSurge: ptr(intstr.FromInt32(0)), MaxUnavailable: ptr(intstr.FromString("0%"))}
-		}, "spec.strategy.maxUnavailable: must not be 0 when maxSurge is 0"},
+		}, `spec.strategy.maxUnavailable: Invalid value: "0%": must not be 0 when maxSurge is 0`},
 		{"a strategy percentage above 100", func(s *webappv1.WebAppSpec) {
 			s.Strategy = &webappv1.RolloutStrategy{MaxSurge: ptr(intstr.FromString("150%"))}
-		}, `spec.strategy.maxSurge: must be a count or a percentage such as "25%", got "150%"`},
-		{"progressDeadlineSeconds 0", func(s *webappv1.WebAppSpec) { s.ProgressDeadlineSeconds = ptr(int32(0)) }, "spec.progressDeadlineSeconds: must be at least 1, got 0"},
-		{"ingress without a port", func(s *webappv1.WebAppSpec) { s.Port = nil }, "spec.ingress: needs spec.port"},
-		{"ingress host not a DNS name", func(s *webappv1.WebAppSpec) { s.Ingress.Host = "Hello_World" }, `spec.ingress.host: "Hello_World" is not a DNS name`},
-		{"ingress host with a wildcard inside", func(s *webappv1.WebAppSpec) { s.Ingress.Host = "a.*.example.com" }, `spec.ingress.host: "a.*.example.com" is not a DNS name`},
-		{"ingress path not absolute", func(s *webappv1.WebAppSpec) { s.Ingress.Path = "api" }, `spec.ingress.path: must start with /, got "api"`},
-		{"ingress pathType unknown", func(s *webappv1.WebAppSpec) { s.Ingress.PathType = ptr(networkingv1.PathType("Regex")) }, `spec.ingress.pathType: must be Prefix, Exact or ImplementationSpecific, got "Regex"`},
-		{"ingress tls without a Secret", func(s *webappv1.WebAppSpec) { s.Ingress.TLS = &webappv1.IngressTLS{} }, "spec.ingress.tls.secretName: required"},
-		{"ingress annotation with a bad name", func(s *webappv1.WebAppSpec) { s.Ingress.Annotations = map[string]string{"not a key": "x"} }, `spec.ingress.annotations: "not a key" is not a valid annotation name`},
-		{"disruptionBudget below zero", func(s *webappv1.WebAppSpec) { s.DisruptionBudget.MaxUnavailable = ptr(intstr.FromInt32(-1)) }, "spec.disruptionBudget.maxUnavailable: must not be negative, got -1"},
+		}, `spec.strategy.maxSurge: Invalid value: "150%": must be a count, or a percentage between 0% and 100%`},
+		{"progressDeadlineSeconds 0", func(s *webappv1.WebAppSpec) { s.ProgressDeadlineSeconds = ptr(int32(0)) }, "spec.progressDeadlineSeconds: Invalid value: 0: must be greater than or equal to 1"},
+		{"ingress without a port", func(s *webappv1.WebAppSpec) { s.Port = nil }, "spec.ingress: Invalid value: needs spec.port"},
+		{"ingress host not a DNS name", func(s *webappv1.WebAppSpec) { s.Ingress.Host = "Hello_World" }, `spec.ingress.host: Invalid value: "Hello_World": a lowercase RFC 1123 subdomain`},
+		{"ingress host with a wildcard inside", func(s *webappv1.WebAppSpec) { s.Ingress.Host = "a.*.example.com" }, `spec.ingress.host: Invalid value: "a.*.example.com": a lowercase RFC 1123 subdomain`},
+		{"ingress path not absolute", func(s *webappv1.WebAppSpec) { s.Ingress.Path = "api" }, `spec.ingress.path: Invalid value: "api": must start with /`},
+		{"ingress pathType unknown", func(s *webappv1.WebAppSpec) { s.Ingress.PathType = ptr(networkingv1.PathType("Regex")) }, `spec.ingress.pathType: Unsupported value: "Regex": supported values: "Prefix", "Exact", "ImplementationSpecific"`},
+		{"ingress tls without a Secret", func(s *webappv1.WebAppSpec) { s.Ingress.TLS = &webappv1.IngressTLS{} }, "spec.ingress.tls.secretName: Required value"},
+		{"ingress annotation with a bad name", func(s *webappv1.WebAppSpec) { s.Ingress.Annotations = map[string]string{"not a key": "x"} }, `spec.ingress.annotations: Invalid value: "not a key": name part must consist of`},
+		{"disruptionBudget below zero", func(s *webappv1.WebAppSpec) { s.DisruptionBudget.MaxUnavailable = ptr(intstr.FromInt32(-1)) }, "spec.disruptionBudget.maxUnavailable: Invalid value: -1: must be greater than or equal to 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := full
-			p.Spec.Ingress = &webappv1.Ingress{Host: "hello.example.com"}
-			p.Spec.DisruptionBudget = &webappv1.DisruptionBudget{}
-			tt.mod(&p.Spec)
+			p := webapp(withEverything, func(p *sync.Parent) { tt.mod(&p.Spec) })
 			req := &sync.Request{Parent: p, Children: observed}
 			resp := checkedSync(t, req)
 			if resp.Status.Phase != webappv1.PhaseInvalid || !strings.Contains(resp.Status.Message, tt.wantMessage) {

@@ -12,12 +12,8 @@ import (
 // come, first served: a caller that does not fit holds back every caller after it, even those
 // that would fit, so that large requests are never starved by a stream of small ones. A caller
 // asking for more than the whole budget is given the whole budget. A nil *budget bounds nothing.
-//
-// BenchmarkBudget measured it against the hand-written FIFO list it replaced, on a loaded 2-core
-// machine: the same allocations (one of 24 bytes a call when alone), and times within each
-// other's noise (54–176 ns against 53–222 ns alone; 0.4–1.9 µs against 0.4–1.3 µs from 8
-// goroutines), against the 9 µs of the cheapest hook call (an answer from the cache) and the
-// 40 µs and more of any other.
+// BenchmarkBudget measures it (docs/performance.md: no worse than the hand-written list it
+// replaced).
 type budget struct {
 	max int64
 	sem *semaphore.Weighted

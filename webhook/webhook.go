@@ -143,20 +143,28 @@ func New(opts Options) *Handler {
 	h.metrics = newMetrics(h.cache, opts.Tokens, opts.TLS)
 	h.ready.Store(true)
 
+	hooks := []struct {
+		name  string
+		serve func(http.ResponseWriter, *http.Request) error
+	}{{"sync", h.serveSync}, {"finalize", h.serveFinalize}, {"customize", h.serveCustomize}}
+	names := make([]string, len(hooks))
+	for i, hook := range hooks {
+		names[i] = hook.name
+	}
 	r := chi.NewRouter()
-	r.Use(h.recoverPanics)
-	// Hook routes recover inside their instrumentation, so that a panic is counted as a 500.
-	r.Method(http.MethodPost, "/sync", h.metrics.instrument("sync", h.requireClientCert(h.requireToken(h.recoverPanics(h.handle(h.serveSync))))))
-	r.Method(http.MethodPost, "/finalize", h.metrics.instrument("finalize", h.requireClientCert(h.requireToken(h.recoverPanics(h.handle(h.serveFinalize))))))
-	r.Method(http.MethodPost, "/customize", h.metrics.instrument("customize", h.requireClientCert(h.requireToken(h.recoverPanics(h.handle(h.serveCustomize))))))
+	r.Group(func(r chi.Router) {
+		// Every hook call goes through one stack, outermost first: counted and timed, a panic
+		// recovered into a 500 (which is counted too), then the client certificate and the
+		// bearer token checked, when they are asked for.
+		r.Use(h.metrics.instrument(names), h.recoverPanics, h.requireClientCert, h.requireToken)
+		for _, hook := range hooks {
+			r.Post("/"+hook.name, h.handle(hook.serve))
+		}
+	})
 	r.Get("/healthz", h.serveHealthz)
 	r.Get("/readyz", h.serveReadyz)
-	r.NotFound(h.handle(func(w http.ResponseWriter, r *http.Request) error {
-		return &routeError{code: http.StatusNotFound}
-	}))
-	r.MethodNotAllowed(h.handle(func(w http.ResponseWriter, r *http.Request) error {
-		return &routeError{code: http.StatusMethodNotAllowed}
-	}))
+	r.NotFound(h.handle(routeError(http.StatusNotFound)))
+	r.MethodNotAllowed(h.handle(routeError(http.StatusMethodNotAllowed)))
 	h.router = r
 	return h
 }
@@ -170,7 +178,10 @@ func (h *Handler) MetricsHandler() http.Handler { return h.metrics.serveMetrics(
 // SetReady sets what GET /readyz reports. The server sets it to false when it starts shutting down.
 func (h *Handler) SetReady(ready bool) { h.ready.Store(ready) }
 
-// Error is an error with the HTTP status code and the message a client may see.
+// Error is the one error type of a hook call that is not answered 200: its HTTP status code,
+// the message the client is told, and the cause, which only the log sees. Every handler returns
+// one or wraps one (errors.As finds it); writeError answers any other error as a 500 whose detail
+// goes to the log only.
 type Error struct {
 	// Code is the HTTP status code.
 	Code int
@@ -178,25 +189,42 @@ type Error struct {
 	Message string
 	// RetryAfter, when positive, is sent as a Retry-After header, in whole seconds rounded up.
 	RetryAfter time.Duration
+	// Err is the cause, logged and never sent; nil when Message says it all.
+	Err error
 }
 
-// Error returns the message.
-func (e *Error) Error() string { return e.Message }
-
-// routeError is a request for no route (404) or with a method its route does not take (405).
-// The client is told the method and the path, cut to maxLoggedPath; the log line names them
-// already, so the error itself says neither.
-type routeError struct{ code int }
-
-// Error returns the status text, "Not Found" or "Method Not Allowed".
-func (e *routeError) Error() string { return http.StatusText(e.code) }
-
-// message is what the client is told about r.
-func (e *routeError) message(r *http.Request) string {
-	if e.code == http.StatusMethodNotAllowed {
-		return fmt.Sprintf("method %s not allowed on %s", r.Method, clip(r.URL.Path, maxLoggedPath))
+// Error returns the cause's message, or Message when there is no cause.
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return e.Err.Error()
 	}
-	return fmt.Sprintf("no route %s %s", r.Method, clip(r.URL.Path, maxLoggedPath))
+	return e.Message
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// routeError answers a request for no route (404) or with a method its route does not take
+// (405), as code says. The client is told the method and the path, cut to maxLoggedPath; the log
+// line names them already, so the cause logged is the status text alone.
+func routeError(code int) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		msg := fmt.Sprintf("no route %s %s", r.Method, clip(r.URL.Path, maxLoggedPath))
+		if code == http.StatusMethodNotAllowed {
+			msg = fmt.Sprintf("method %s not allowed on %s", r.Method, clip(r.URL.Path, maxLoggedPath))
+		}
+		return &Error{Code: code, Message: msg, Err: errors.New(http.StatusText(code))}
+	}
+}
+
+// badRequest is the answer to a request whose body the hook cannot read as a hook request.
+func badRequest(err error) *Error {
+	return &Error{Code: http.StatusBadRequest, Message: err.Error(), Err: err}
+}
+
+// tooLarge is the answer to a request whose body is, or says it is, larger than limit.
+func tooLarge(limit int64, err error) *Error {
+	return &Error{Code: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("request body is larger than %d bytes", limit), Err: err}
 }
 
 // clip returns s cut to at most n bytes, never inside a character, marked "…" when cut.
@@ -251,7 +279,7 @@ func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string)
 	case size < 0: // chunked, or HTTP/2 without the header: its cost would be unknown until read
 		return &Error{Code: http.StatusLengthRequired, Message: "a Content-Length is required"}
 	case size > h.opts.MaxBodyBytes:
-		return fmt.Errorf("%s request declares %d bytes: %w", hook, size, &http.MaxBytesError{Limit: h.opts.MaxBodyBytes})
+		return tooLarge(h.opts.MaxBodyBytes, fmt.Errorf("%s request declares %d bytes", hook, size))
 	}
 	rc := http.NewResponseController(w)
 	if err := rc.SetReadDeadline(start.Add(h.opts.BodyTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
@@ -276,17 +304,17 @@ func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string)
 		}
 	}()
 	body, err := readBody(buf, w, r, h.opts.MaxBodyBytes)
-	var tooLarge *http.MaxBytesError
+	var maxBytes *http.MaxBytesError
 	switch {
-	case errors.As(err, &tooLarge):
-		return fmt.Errorf("read %s request: %w", hook, err)
+	case errors.As(err, &maxBytes):
+		return tooLarge(maxBytes.Limit, fmt.Errorf("read %s request: %w", hook, err))
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return fmt.Errorf("read %s request, %d of %d bytes: %w", hook, len(body), size, &Error{
 			Code:    http.StatusRequestTimeout,
 			Message: fmt.Sprintf("the request body did not arrive within %s", h.opts.BodyTimeout),
 		})
 	case err != nil: // a body cut short: the client's fault, never a bug here
-		return &Error{Code: http.StatusBadRequest, Message: fmt.Sprintf("read %s request: %v", hook, err)}
+		return badRequest(fmt.Errorf("read %s request: %w", hook, err))
 	}
 	// The body is in: lift the deadline, whose passing would now only cancel r's context.
 	if err := rc.SetReadDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
@@ -303,8 +331,8 @@ func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string)
 		h.metrics.cacheMisses.Inc()
 	}
 	req, err := sync.DecodeRequest(body)
-	if err != nil {
-		return fmt.Errorf("decode %s request: %w", hook, err)
+	if err != nil { // every error of DecodeRequest is the request's fault (a *sync.RequestError)
+		return badRequest(fmt.Errorf("decode %s request: %w", hook, err))
 	}
 	e := &cacheEntry{key: key, hook: hook, parent: clip(req.Parent.Namespace+"/"+req.Parent.Name, maxLoggedPath)}
 	var out []byte
@@ -356,8 +384,8 @@ func (h *Handler) writeAnswer(w http.ResponseWriter, r *http.Request, e *cacheEn
 	if !logger.Enabled(r.Context(), slog.LevelInfo) {
 		return
 	}
-	// The record is made here, without the caller's program counter, which slog.Logger.Info
-	// looks up even when no source is logged: 1 % of a call.
+	// The record is made here, without the caller's program counter, which slog.Logger.LogAttrs
+	// looks up even when no source is logged (docs/performance.md says what that costs).
 	rec := slog.NewRecord(time.Now(), slog.LevelInfo, "hook", 0)
 	rec.AddAttrs(slog.String("hook", e.hook), slog.String("parent", e.parent))
 	if fp := tokenFingerprint(r.Context()); fp != "" {
@@ -457,36 +485,20 @@ func (h *Handler) handle(fn func(http.ResponseWriter, *http.Request) error) http
 	}
 }
 
-// writeError is the one place that maps errors to status codes and JSON bodies:
-// *sync.RequestError is 400 with its message, an oversized body is 413, *Error is its own code
-// (with Retry-After when it says so), a wrong route is 404 or 405, and anything else is 500 with
-// a generic message while the detail goes to the log only. The log line, at warn for 4xx and 503
-// and at error for other 5xx, names the path once, cut to maxLoggedPath. An answer that leaves
-// the body unread (408, 411, 413) closes the connection, so that the server does not read the
-// rest of it to reuse the connection.
+// writeError is the one place that turns errors into status codes and JSON bodies: an *Error
+// (found with errors.As) is its own code and message, with Retry-After when it says so, and
+// anything else is 500 with a generic message while the detail goes to the log only. The log
+// line, at warn for 4xx and 503 and at error for other 5xx, names the path once, cut to
+// maxLoggedPath. An answer that leaves the body unread (408, 411, 413) closes the connection, so
+// that the server does not read the rest of it to reuse the connection.
 func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	var (
-		reqErr   *sync.RequestError
-		sizeErr  *http.MaxBytesError
-		httpErr  *Error
-		routeErr *routeError
-		code     int
-		msg      string
-	)
-	switch {
-	case errors.As(err, &sizeErr):
-		code, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than %d bytes", sizeErr.Limit)
-	case errors.As(err, &reqErr):
-		code, msg = http.StatusBadRequest, err.Error()
-	case errors.As(err, &httpErr):
-		code, msg = httpErr.Code, httpErr.Message
-		if httpErr.RetryAfter > 0 {
-			w.Header().Set("Retry-After", strconv.FormatInt(int64((httpErr.RetryAfter+time.Second-1)/time.Second), 10))
+	code, msg := http.StatusInternalServerError, "internal error"
+	var e *Error
+	if errors.As(err, &e) {
+		code, msg = e.Code, e.Message
+		if e.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.FormatInt(int64((e.RetryAfter+time.Second-1)/time.Second), 10))
 		}
-	case errors.As(err, &routeErr):
-		code, msg = routeErr.code, routeErr.message(r)
-	default:
-		code, msg = http.StatusInternalServerError, "internal error"
 	}
 	switch code {
 	case http.StatusRequestTimeout, http.StatusLengthRequired, http.StatusRequestEntityTooLarge:
@@ -500,8 +512,9 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	writeJSON(w, code, errorBody{Error: msg})
 }
 
-// recoverPanics turns a panic in a handler into a 500 and one log line, with the stack, through
-// writeError; the server keeps serving.
+// recoverPanics turns a panic in a hook call into a 500 and one log line, with the stack, through
+// writeError, and counts it; the server keeps serving. It is the one recovery: the health checks
+// and the 404 and 405 answers write constants.
 func (h *Handler) recoverPanics(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {

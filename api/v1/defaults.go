@@ -5,17 +5,31 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// Default fills in the defaults the CRD schema declares (+kubebuilder:default) for fields that are
-// absent, so that a spec means the same whether or not the apiserver defaulted it: replicas 1,
-// ingress path "/" and pathType Prefix, disruptionBudget maxUnavailable 1, autoscaling
-// minReplicas 1. It never overwrites a
-// value that is set, zero values included: replicas: 0 stays 0. Defaults that depend on other
-// fields, such as healthCheck.port from port or the CPU target of 80 when no memory target is
-// given, are not the schema's and are applied where they are used.
+// DefaultTargetCPUUtilizationPercentage is the CPU target of an autoscaling spec that names no
+// target at all.
+const DefaultTargetCPUUtilizationPercentage = 80
+
+// Default fills in every default of a spec, and is the one place they are written: the hook
+// applies it to every spec it decodes, and its builders trust it. It fills in, for fields that
+// are absent:
+//   - those the CRD schema also declares (+kubebuilder:default, which TestDefaultMatchesCRD holds
+//     to this function), so that a spec means the same whether or not the apiserver defaulted
+//     it: replicas 1, ingress path "/" and pathType Prefix, disruptionBudget maxUnavailable 1,
+//     autoscaling minReplicas 1;
+//   - those that depend on other fields, which a schema cannot declare: healthCheck.port is
+//     spec.port, when that is set; an autoscaling spec with neither target aims at
+//     DefaultTargetCPUUtilizationPercentage of the CPU request.
+//
+// It never overwrites a value that is set, zero values included: replicas: 0 stays 0. It is
+// idempotent, and copies what it takes from another field, so that the two never alias.
 func Default(spec *WebAppSpec) {
 	if spec.Replicas == nil {
 		r := int32(DefaultReplicas)
 		spec.Replicas = &r
+	}
+	if h := spec.HealthCheck; h != nil && h.Port == nil && spec.Port != nil {
+		port := *spec.Port
+		h.Port = &port
 	}
 	if in := spec.Ingress; in != nil {
 		if in.Path == "" {
@@ -30,8 +44,14 @@ func Default(spec *WebAppSpec) {
 		one := intstr.FromInt32(1)
 		db.MaxUnavailable = &one
 	}
-	if a := spec.Autoscaling; a != nil && a.MinReplicas == nil {
-		one := int32(1)
-		a.MinReplicas = &one
+	if a := spec.Autoscaling; a != nil {
+		if a.MinReplicas == nil {
+			one := int32(1)
+			a.MinReplicas = &one
+		}
+		if a.TargetCPUUtilizationPercentage == nil && a.TargetMemoryUtilizationPercentage == nil {
+			cpu := int32(DefaultTargetCPUUtilizationPercentage)
+			a.TargetCPUUtilizationPercentage = &cpu
+		}
 	}
 }

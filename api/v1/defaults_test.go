@@ -2,6 +2,8 @@ package v1_test
 
 import (
 	"encoding/json"
+	"reflect"
+	"strings"
 	"testing"
 
 	networkingv1 "k8s.io/api/networking/v1"
@@ -11,7 +13,7 @@ import (
 )
 
 func TestDefault(t *testing.T) {
-	zero, two := int32(0), int32(2)
+	zero, two, port, other, seventy := int32(0), int32(2), int32(8080), int32(9000), int32(70)
 	exact := networkingv1.PathTypeExact
 	pct := intstr.FromString("25%")
 	tests := []struct {
@@ -28,9 +30,19 @@ func TestDefault(t *testing.T) {
 		{"disruptionBudget maxUnavailable", webappv1.WebAppSpec{Image: "x", Replicas: &two, DisruptionBudget: &webappv1.DisruptionBudget{}},
 			`{"image":"x","replicas":2,"disruptionBudget":{"maxUnavailable":1}}`},
 		{"autoscaling minReplicas", webappv1.WebAppSpec{Image: "x", Replicas: &two, Autoscaling: &webappv1.Autoscaling{MaxReplicas: 5}},
-			`{"image":"x","replicas":2,"autoscaling":{"minReplicas":1,"maxReplicas":5}}`},
+			`{"image":"x","replicas":2,"autoscaling":{"minReplicas":1,"maxReplicas":5,"targetCPUUtilizationPercentage":80}}`},
 		{"a percentage stays", webappv1.WebAppSpec{Image: "x", Replicas: &two, DisruptionBudget: &webappv1.DisruptionBudget{MaxUnavailable: &pct}},
 			`{"image":"x","replicas":2,"disruptionBudget":{"maxUnavailable":"25%"}}`},
+		{"healthCheck port from spec.port", webappv1.WebAppSpec{Image: "x", Replicas: &two, Port: &port, HealthCheck: &webappv1.HealthCheck{Path: "/"}},
+			`{"image":"x","replicas":2,"port":8080,"healthCheck":{"path":"/","port":8080}}`},
+		{"healthCheck port of its own stays", webappv1.WebAppSpec{Image: "x", Replicas: &two, Port: &port, HealthCheck: &webappv1.HealthCheck{Path: "/", Port: &other}},
+			`{"image":"x","replicas":2,"port":8080,"healthCheck":{"path":"/","port":9000}}`},
+		{"healthCheck without any port stays without", webappv1.WebAppSpec{Image: "x", Replicas: &two, HealthCheck: &webappv1.HealthCheck{Path: "/"}},
+			`{"image":"x","replicas":2,"healthCheck":{"path":"/"}}`},
+		{"autoscaling with no target aims at CPU", webappv1.WebAppSpec{Image: "x", Replicas: &two, Autoscaling: &webappv1.Autoscaling{MinReplicas: &two, MaxReplicas: 5}},
+			`{"image":"x","replicas":2,"autoscaling":{"minReplicas":2,"maxReplicas":5,"targetCPUUtilizationPercentage":80}}`},
+		{"a memory target alone stays alone", webappv1.WebAppSpec{Image: "x", Replicas: &two, Autoscaling: &webappv1.Autoscaling{MinReplicas: &two, MaxReplicas: 5, TargetMemoryUtilizationPercentage: &seventy}},
+			`{"image":"x","replicas":2,"autoscaling":{"minReplicas":2,"maxReplicas":5,"targetMemoryUtilizationPercentage":70}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,5 +57,66 @@ func TestDefault(t *testing.T) {
 				t.Errorf("Default is not idempotent: %s, then %s", b, again)
 			}
 		})
+	}
+	t.Run("a default taken from another field is a copy", func(t *testing.T) {
+		spec := webappv1.WebAppSpec{Image: "x", Port: &port, HealthCheck: &webappv1.HealthCheck{Path: "/"}}
+		webappv1.Default(&spec)
+		if spec.HealthCheck.Port == spec.Port {
+			t.Error("healthCheck.port aliases spec.port")
+		}
+	})
+}
+
+// TestDefaultMatchesCRD holds Default to the defaults the generated CRD schema declares: every
+// field with a schema default gets that value from Default when it is absent and its parent
+// object present, and Default fills in no other field but those that depend on another one
+// (here none: the spec has no port, and a memory target).
+func TestDefaultMatchesCRD(t *testing.T) {
+	spec := get(crd(t), "spec", "versions", 0, "schema", "openAPIV3Schema", "properties", "spec")
+	schemaDefaults := map[string]any{} // by JSON path below spec, such as "ingress.pathType"
+	var walk func(schema any, path string)
+	walk = func(schema any, path string) {
+		props, _ := get(schema, "properties").(map[string]any)
+		for name, sub := range props {
+			p := strings.TrimPrefix(path+"."+name, ".")
+			// A default of "" (a probe's grpc.service, from the core types) is what an absent
+			// string decodes to anyway: nothing for Default to do.
+			if d := get(sub, "default"); d != nil && d != "" {
+				schemaDefaults[p] = d
+			}
+			walk(sub, p)
+		}
+	}
+	walk(spec, "")
+	if len(schemaDefaults) == 0 {
+		t.Fatal("the CRD declares no default at all")
+	}
+	// A spec with every object that holds a defaulted field present, and nothing else.
+	var empty webappv1.WebAppSpec
+	if err := json.Unmarshal([]byte(`{"ingress": {}, "disruptionBudget": {}, "autoscaling": {"targetMemoryUtilizationPercentage": 70}}`), &empty); err != nil {
+		t.Fatal(err)
+	}
+	webappv1.Default(&empty)
+	b, _ := json.Marshal(empty)
+	var defaulted map[string]any
+	json.Unmarshal(b, &defaulted)
+	got := map[string]any{}
+	var leaves func(v any, path string)
+	leaves = func(v any, path string) {
+		if m, ok := v.(map[string]any); ok {
+			for k, e := range m {
+				leaves(e, strings.TrimPrefix(path+"."+k, "."))
+			}
+			return
+		}
+		got[path] = v
+	}
+	leaves(defaulted, "")
+	delete(got, "image")                                         // required, left empty
+	delete(got, "ingress.host")                                  // required, left empty
+	delete(got, "autoscaling.maxReplicas")                       // required, left 0
+	delete(got, "autoscaling.targetMemoryUtilizationPercentage") // set by the test
+	if !reflect.DeepEqual(got, schemaDefaults) {
+		t.Errorf("Default fills in %v;\nthe CRD schema declares %v", got, schemaDefaults)
 	}
 }

@@ -3,8 +3,9 @@
 //
 // The types are the one source of truth. Their kubebuilder markers generate the CRD in crds/ (run
 // `go generate ./...` after changing them), the hook decodes parent.spec straight into
-// WebAppSpec, and Default applies the same defaults the CRD schema declares, for specs that
-// reach the hook without passing through that schema (an older CRD, or `webapp-hook render`).
+// WebAppSpec, and Default applies every default: those the CRD schema declares, for specs that
+// reach the hook without passing through that schema (an older CRD, or `webapp-hook render`),
+// and those that depend on other fields, which no schema can declare.
 //
 // +kubebuilder:object:generate=false
 // +groupName=example.com

@@ -419,8 +419,25 @@ func (m *Main) Open() error {
 	if tokens != nil || tlsFiles != nil {
 		go m.reload(tokens, tlsFiles)
 	}
-	srv := &http.Server{
-		Handler:           m.handler,
+	m.server = m.newServer(m.handler)
+	m.serveErr = make(chan error, 2)
+	go func() { m.serveErr <- m.server.Serve(ln) }()
+	m.Logger.Info("serving", "addr", ln.Addr().String())
+	if metricsLn != nil {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", m.handler.MetricsHandler())
+		m.metricsServer = m.newServer(mux)
+		go func() { m.serveErr <- m.metricsServer.Serve(metricsLn) }()
+		m.Logger.Info("serving metrics", "addr", metricsLn.Addr().String())
+	}
+	return nil
+}
+
+// newServer returns the server of one listener, the hooks' or the metrics': both have the same
+// timeouts and header limit, and log the server's own errors through Logger at warn.
+func (m *Main) newServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
 		ReadHeaderTimeout: m.Config.ReadHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
@@ -428,26 +445,6 @@ func (m *Main) Open() error {
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn),
 	}
-	m.server = srv
-	m.serveErr = make(chan error, 2)
-	go func() { m.serveErr <- srv.Serve(ln) }()
-	m.Logger.Info("serving", "addr", ln.Addr().String())
-	if metricsLn != nil {
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", m.handler.MetricsHandler())
-		m.metricsServer = &http.Server{
-			Handler:           mux,
-			ReadHeaderTimeout: m.Config.ReadHeaderTimeout,
-			ReadTimeout:       readTimeout,
-			WriteTimeout:      writeTimeout,
-			IdleTimeout:       m.Config.IdleTimeout,
-			MaxHeaderBytes:    maxHeaderBytes,
-			ErrorLog:          srv.ErrorLog,
-		}
-		go func() { m.serveErr <- m.metricsServer.Serve(metricsLn) }()
-		m.Logger.Info("serving metrics", "addr", metricsLn.Addr().String())
-	}
-	return nil
 }
 
 // stopReloading ends the reload goroutine; it may be called more than once.

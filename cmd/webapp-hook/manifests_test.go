@@ -17,6 +17,8 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/example/webapp-operator/sync"
 )
 
 // manifests reads every YAML document under metacontroller/, by kind.
@@ -150,8 +152,14 @@ func TestManifests(t *testing.T) {
 			t.Errorf("%s updateStrategy = %q; want InPlace, or existing children are never updated", c.Resource, c.UpdateStrategy.Method)
 		}
 	}
-	if want := []string{"apps/v1 deployments", "v1 services", "networking.k8s.io/v1 ingresses", "policy/v1 poddisruptionbudgets", "autoscaling/v2 horizontalpodautoscalers"}; !slices.Equal(children, want) {
-		t.Errorf("childResources = %v; want %v", children, want)
+	var want []string // every kind the hook builds, in sync.Kinds' order
+	for _, k := range sync.Kinds {
+		if k.Built {
+			want = append(want, k.APIVersion+" "+k.Resource)
+		}
+	}
+	if !slices.Equal(children, want) {
+		t.Errorf("childResources = %v; want the kinds the hook builds, %v", children, want)
 	}
 
 	container := dep.Spec.Template.Spec.Containers[0]

@@ -13,6 +13,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/example/webapp-operator/sync"
 	"github.com/example/webapp-operator/webhook"
 )
 
@@ -133,10 +134,13 @@ func newWebAppRequest(manifest []byte) ([]byte, error) {
 	if _, ok := meta["generation"]; !ok {
 		meta["generation"] = 1
 	}
-	return json.Marshal(map[string]any{
-		"parent":   parent,
-		"children": map[string]any{"Deployment.apps/v1": map[string]any{}, "Service.v1": map[string]any{}, "Ingress.networking.k8s.io/v1": map[string]any{}, "PodDisruptionBudget.policy/v1": map[string]any{}, "HorizontalPodAutoscaler.autoscaling/v2": map[string]any{}},
-	})
+	children := map[string]any{} // every kind the hook builds, none observed yet
+	for _, k := range sync.Kinds {
+		if k.Built {
+			children[k.Key()] = map[string]any{}
+		}
+	}
+	return json.Marshal(map[string]any{"parent": parent, "children": children})
 }
 
 // usageCode is the exit code for a flag parsing error: 0 for -h, 2 otherwise.

@@ -37,7 +37,7 @@ func TestRender(t *testing.T) {
 		{"hello", []string{"render", "-f", "../../examples/hello.yaml"}, "", 0, []string{"Deployment", "Service"}, ""},
 		{"every field", []string{"render", "-f", "../../examples/full.yaml"}, "", 0, []string{"Deployment", "Service", "Ingress", "PodDisruptionBudget"}, ""},
 		{"stdin, no port, default namespace", []string{"render", "-f", "-"}, noPort, 0, []string{"Deployment"}, ""},
-		{"invalid spec", []string{"render", "-f", invalid}, "", 1, nil, "spec.image: must not be empty"},
+		{"invalid spec", []string{"render", "-f", invalid}, "", 1, nil, "spec.image: Required value"},
 		{"missing file", []string{"render", "-f", "nope.yaml"}, "", 1, nil, "read WebApp"},
 		{"no -f", []string{"render"}, "", 2, nil, "Usage: webapp-hook render"},
 	}

@@ -8,54 +8,8 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-)
-
-// Related holds the related objects the decision reads: those the customize hook asked for, as
-// Metacontroller sent them along with the request. Objects outside the parent's namespace are
-// left out.
-type Related struct {
-	// Kinds are the related kinds the request carried, as "Kind.apiVersion", even those with no
-	// object. A kind that is not here was not asked for (Metacontroller runs no customize hook, or
-	// an older one), which is not the same as no such object existing.
-	Kinds map[string]bool
-	// Pods are the WebApp's pods, sorted by name.
-	Pods []RelatedPod
-	// Config has one entry per ConfigMap or Secret sent: a digest of its data keyed with its uid
-	// (configDigest). The data itself is never kept.
-	Config map[ConfigRef]string
-}
-
-// ConfigRef names a ConfigMap or Secret in the WebApp's namespace.
-type ConfigRef struct {
-	// Kind is "ConfigMap" or "Secret".
-	Kind string
-	// Name is its metadata.name.
-	Name string
-}
-
-// String returns "Kind/name".
-func (r ConfigRef) String() string { return r.Kind + "/" + r.Name }
-
-// MarshalText returns String, so that a map keyed by ConfigRef encodes as JSON.
-func (r ConfigRef) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
-
-// RelatedPod is what the decision reads of one of the WebApp's pods: its metadata, the images of
-// its containers, and its status. The rest of its spec is not decoded.
-type RelatedPod struct {
-	metav1.ObjectMeta
-	// Images are the images of the pod's containers, by container name.
-	Images map[string]string
-	Status corev1.PodStatus
-}
-
-// The related kinds the hook reads.
-const (
-	relatedPods       = "Pod.v1"
-	relatedConfigMaps = "ConfigMap.v1"
-	relatedSecrets    = "Secret.v1"
 )
 
 // wireRelated decodes one related object by the kind it is filed under, keeping only what the
@@ -76,8 +30,8 @@ func (w *wireRelated) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	if k := dec.PeekKind(); k != '{' {
 		return &RequestError{Field: fieldPath(at), Problem: "expected object, got JSON " + kindName(k)}
 	}
-	switch at.Parent().LastToken() {
-	case relatedPods:
+	switch k := kindByKey(at.Parent().LastToken()); k {
+	case PodKind:
 		var p struct {
 			Metadata metav1.ObjectMeta `json:"metadata"`
 			Spec     struct {
@@ -88,7 +42,7 @@ func (w *wireRelated) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 			} `json:"spec"`
 			Status corev1.PodStatus `json:"status"`
 		}
-		if err := jsonv2.UnmarshalDecode(dec, &p, relatedOptions); err != nil {
+		if err := jsonv2.UnmarshalDecode(dec, &p, decodeOptions); err != nil {
 			return err
 		}
 		w.pod = &RelatedPod{ObjectMeta: p.Metadata, Images: map[string]string{}, Status: p.Status}
@@ -96,7 +50,7 @@ func (w *wireRelated) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 			w.pod.Images[c.Name] = c.Image
 		}
 		w.namespace = p.Metadata.Namespace
-	case relatedConfigMaps, relatedSecrets:
+	case ConfigMapKind, SecretKind:
 		var c struct {
 			Kind     string `json:"kind"`
 			Metadata struct {
@@ -110,11 +64,7 @@ func (w *wireRelated) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		if err := jsonv2.UnmarshalDecode(dec, &c); err != nil {
 			return err
 		}
-		kind := "ConfigMap"
-		if at.Parent().LastToken() == relatedSecrets {
-			kind = "Secret"
-		}
-		w.config = &ConfigRef{Kind: kind, Name: c.Metadata.Name}
+		w.config = &ConfigRef{Kind: k.Kind, Name: c.Metadata.Name}
 		w.digest = configDigest(c.Metadata.UID, c.Data, c.BinaryData)
 		w.namespace = c.Metadata.Namespace
 	default:

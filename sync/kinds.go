@@ -1,0 +1,87 @@
+package sync
+
+import (
+	"reflect"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Kind is a kind of object the hook reads: one it builds as a WebApp's child, or one it asks
+// Metacontroller to send along as related. Kinds is the table of them all; everything that names
+// a kind (the decoder, the builders, the customize answer, the offline render, the tests of the
+// answers and of the CompositeController) takes it from there.
+type Kind struct {
+	// Object is a zero value of the kind's Go type, such as &appsv1.Deployment{}.
+	Object runtime.Object
+	// APIVersion and Kind name the kind as objects of it carry them: "apps/v1" and "Deployment".
+	// Kind is the name of Object's Go type, APIVersion the group version of its package.
+	APIVersion, Kind string
+	// Resource is its plural resource name, as a CompositeController's childResources and a
+	// customize answer's relatedResources name it: "deployments".
+	Resource string
+	// Built is true for a kind the hook builds as a child of a WebApp, false for a related kind.
+	Built bool
+
+	// key is Key's result.
+	key string
+	// view decodes an observed child of a built kind into its identity and the view of it the
+	// decision reads; nil for a related kind.
+	view func(decode func(any) error) (Child, error)
+}
+
+// The kinds the hook reads. The built kinds are listed in the order the answer lists them.
+var (
+	DeploymentKind       = newKind(&appsv1.Deployment{}, appsv1.SchemeGroupVersion, "deployments", deploymentView)
+	ServiceKind          = newKind(&corev1.Service{}, corev1.SchemeGroupVersion, "services", identityView)
+	IngressKind          = newKind(&networkingv1.Ingress{}, networkingv1.SchemeGroupVersion, "ingresses", ingressView)
+	DisruptionBudgetKind = newKind(&policyv1.PodDisruptionBudget{}, policyv1.SchemeGroupVersion, "poddisruptionbudgets", identityView)
+	AutoscalerKind       = newKind(&autoscalingv2.HorizontalPodAutoscaler{}, autoscalingv2.SchemeGroupVersion, "horizontalpodautoscalers", autoscalerView)
+	PodKind              = newKind(&corev1.Pod{}, corev1.SchemeGroupVersion, "pods", nil)
+	ConfigMapKind        = newKind(&corev1.ConfigMap{}, corev1.SchemeGroupVersion, "configmaps", nil)
+	SecretKind           = newKind(&corev1.Secret{}, corev1.SchemeGroupVersion, "secrets", nil)
+)
+
+// Kinds lists every kind the hook reads: first the kinds it builds, in the order the answer and
+// the CompositeController's childResources list them, then the related kinds.
+var Kinds = []*Kind{DeploymentKind, ServiceKind, IngressKind, DisruptionBudgetKind, AutoscalerKind, PodKind, ConfigMapKind, SecretKind}
+
+// newKind makes a Kind of obj's Go type in group version gv; a kind with a view is built.
+func newKind(obj runtime.Object, gv schema.GroupVersion, resource string, view func(func(any) error) (Child, error)) *Kind {
+	k := &Kind{
+		Object:     obj,
+		APIVersion: gv.String(),
+		Kind:       reflect.TypeOf(obj).Elem().Name(),
+		Resource:   resource,
+		Built:      view != nil,
+		view:       view,
+	}
+	k.key = k.Kind + "." + k.APIVersion
+	return k
+}
+
+// Key returns "Kind.apiVersion", the key Metacontroller files objects of the kind under in a
+// request's children and related objects: "Deployment.apps/v1", "Service.v1".
+func (k *Kind) Key() string { return k.key }
+
+// TypeMeta returns the apiVersion and kind an object of the kind carries.
+func (k *Kind) TypeMeta() metav1.TypeMeta {
+	return metav1.TypeMeta{APIVersion: k.APIVersion, Kind: k.Kind}
+}
+
+// kindByKey returns the kind filed under key ("Kind.apiVersion"), or nil for a kind the hook
+// does not read.
+func kindByKey(key string) *Kind {
+	for _, k := range Kinds {
+		if k.key == key {
+			return k
+		}
+	}
+	return nil
+}

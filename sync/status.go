@@ -1,0 +1,313 @@
+package sync
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	webappv1 "github.com/example/webapp-operator/api/v1"
+)
+
+// report is what a decision says of a WebApp, beyond what its observed children show: its phase
+// with the reason and message of its Ready condition, its other conditions, and the figures only
+// the decision knows. newStatus turns it into the status.
+type report struct {
+	phase   webappv1.Phase
+	reason  string
+	message string
+	// notes follow message in status.message, and are not part of the Ready condition.
+	notes []string
+	// conditions follow the Ready condition, in this order.
+	conditions []statedCondition
+	// restarts and desiredReplicas are status.restarts and status.desiredReplicas; without
+	// desiredReplicas, the status takes the observed Deployment's count.
+	restarts        int32
+	desiredReplicas *int32
+}
+
+// statedCondition is a condition as a decision states it; newStatus gives it the WebApp's
+// generation and the time of its last transition.
+type statedCondition struct {
+	conditionType   string
+	ok              bool
+	reason, message string
+}
+
+// newStatus puts a WebApp's status together, the one place it is: what the observed children
+// show (the Deployment's counts and selector, the address while the Service exists, the
+// Ingress's url), then what the report says. now stamps a condition whose status changes; one
+// that keeps its status keeps its previous lastTransitionTime.
+func newStatus(req *Request, now time.Time, r report) webappv1.WebAppStatus {
+	p := &req.Parent
+	s := webappv1.WebAppStatus{
+		ObservedGeneration: p.Generation,
+		Phase:              r.phase,
+		Ready:              r.phase == webappv1.PhaseReady,
+		Message:            strings.Join(append([]string{r.message}, r.notes...), " "),
+		Restarts:           r.restarts,
+		DesiredReplicas:    r.desiredReplicas,
+	}
+	if dep := req.observed(DeploymentKind); dep != nil {
+		st := dep.Deployment.Status
+		s.Replicas = st.Replicas
+		s.UpdatedReplicas = st.UpdatedReplicas
+		s.ReadyReplicas = st.ReadyReplicas
+		s.AvailableReplicas = st.AvailableReplicas
+		s.Selector = selectorString(dep.Deployment.Selector)
+		if s.DesiredReplicas == nil { // an invalid spec, a teardown: the Deployment's own count
+			desired := int32(webappv1.DefaultReplicas) // the apiserver's default
+			if r := dep.Deployment.Replicas; r != nil {
+				desired = *r
+			}
+			s.DesiredReplicas = &desired
+		}
+	}
+	if s.DesiredReplicas != nil {
+		s.ReadyOfDesired = fmt.Sprintf("%d/%d", s.ReadyReplicas, *s.DesiredReplicas)
+	}
+	if req.observed(ServiceKind) != nil {
+		s.Address = fmt.Sprintf("http://%s.%s.svc", p.Name, p.Namespace)
+		s.URL = s.Address
+	}
+	if c := req.observed(IngressKind); c != nil {
+		if url := ingressURL(c.Ingress); url != "" {
+			s.URL = url
+		}
+	}
+	ready := statedCondition{webappv1.ConditionReady, s.Ready, r.reason, r.message}
+	for _, c := range append([]statedCondition{ready}, r.conditions...) {
+		s.Conditions = append(s.Conditions, condition(p, now, c))
+	}
+	return s
+}
+
+// condition makes a stated condition a condition of p's generation. It keeps the previous
+// lastTransitionTime of its type while its status does not change, and takes now otherwise.
+func condition(p *Parent, now time.Time, c statedCondition) metav1.Condition {
+	status := metav1.ConditionFalse
+	if c.ok {
+		status = metav1.ConditionTrue
+	}
+	transition := metav1.NewTime(now.UTC().Truncate(time.Second))
+	for _, prev := range p.Conditions {
+		if prev.Type == c.conditionType && prev.Status == status && !prev.LastTransitionTime.IsZero() {
+			transition = prev.LastTransitionTime
+		}
+	}
+	return metav1.Condition{
+		Type:               c.conditionType,
+		Status:             status,
+		ObservedGeneration: p.Generation,
+		LastTransitionTime: transition,
+		Reason:             c.reason,
+		Message:            c.message,
+	}
+}
+
+// syncReport is Sync's report for a valid spec whose Deployment's spec hashes to hash, with
+// desired replicas: where the rollout stands (rollout), or the ConfigMap or Secret it waits for;
+// why pods of the current spec cannot start; and the IngressReady, Autoscaling and
+// SecretsTracked conditions when the spec has them.
+func syncReport(req *Request, hash string, desired int32, cfg configState) report {
+	p := &req.Parent
+	r := report{desiredReplicas: &desired}
+	var observed *ObservedDeployment
+	var current []RelatedPod
+	if dep := req.observed(DeploymentKind); dep != nil {
+		observed = dep.Deployment
+		current = currentPods(&req.Related, observed, dep.Name, observed.SpecHash == hash, p.Spec.Image)
+		r.restarts = restarts(current)
+	}
+	if cfg.missing != nil {
+		r.phase, r.reason, r.message = cfg.missingMessage(p, observed != nil)
+	} else {
+		r.phase, r.reason, r.message = rollout(p, observed, hash, desired, diagnose(current))
+	}
+	if p.Spec.Ingress != nil {
+		r.conditions = append(r.conditions, ingressCondition(req))
+	}
+	if a := p.Spec.Autoscaling; a != nil {
+		c, hpa := autoscalingCondition(req)
+		r.conditions = append(r.conditions, c)
+		if hpa != nil && hpa.DesiredReplicas > 0 {
+			n := hpa.DesiredReplicas
+			r.desiredReplicas = &n
+		}
+		r.notes = append(r.notes, fmt.Sprintf("The HorizontalPodAutoscaler sets the replicas, from %d to %d; spec.replicas is ignored.", *a.MinReplicas, a.MaxReplicas))
+		if !c.ok {
+			r.notes = append(r.notes, c.message)
+		}
+	}
+	if names := untrackedSecrets(p, &req.Related); len(names) > 0 {
+		r.conditions = append(r.conditions, secretsCondition(names))
+	}
+	return r
+}
+
+// selectorString renders an observed Deployment's selector as status.selector, the string form
+// the scale subresource reports: "" for none or one that does not parse. The apiserver has
+// validated the selector already, so the usual one, matchLabels only, is rendered without
+// validating each label again (docs/performance.md says what that buys).
+func selectorString(sel *metav1.LabelSelector) string {
+	if sel == nil {
+		return ""
+	}
+	if len(sel.MatchExpressions) == 0 {
+		return labels.SelectorFromValidatedSet(sel.MatchLabels).String()
+	}
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return ""
+	}
+	return s.String()
+}
+
+// ingressURL is where an observed Ingress serves its first rule: https://<host><path> when it has
+// TLS for that host, http:// otherwise; "" when it has no host.
+func ingressURL(ing *ObservedIngress) string {
+	if len(ing.Rules) == 0 || ing.Rules[0].Host == "" {
+		return ""
+	}
+	rule := ing.Rules[0]
+	path := "/"
+	if rule.HTTP != nil && len(rule.HTTP.Paths) > 0 && rule.HTTP.Paths[0].Path != "" {
+		path = rule.HTTP.Paths[0].Path
+	}
+	scheme := "http"
+	for _, tls := range ing.TLS {
+		if slices.Contains(tls.Hosts, rule.Host) {
+			scheme = "https"
+		}
+	}
+	return scheme + "://" + rule.Host + path
+}
+
+// rollout decides phase, reason and message for a valid spec, following `kubectl rollout status`:
+// ready only when the observed Deployment d carries the current spec (its spec hash and the desired
+// replicas match), its controller has observed that generation, and every desired replica is
+// updated and available with no old pod left. d is nil when no Deployment is observed. Pods of the
+// current spec that cannot start (trouble, nil for none) make it Degraded with their reason at
+// once, without waiting for the Deployment's progress deadline.
+func rollout(p *Parent, d *ObservedDeployment, hash string, desired int32, trouble *podTrouble) (webappv1.Phase, string, string) {
+	if d == nil {
+		return webappv1.PhasePending, webappv1.ReasonDeploymentMissing, fmt.Sprintf("Waiting for Deployment %s to be created.", p.Name)
+	}
+	st := d.Status
+	progressing := func(msg string) (webappv1.Phase, string, string) {
+		return webappv1.PhaseProgressing, webappv1.ReasonRolloutInProgress, msg
+	}
+	if trouble != nil {
+		return webappv1.PhaseDegraded, trouble.reason, trouble.message()
+	}
+	switch {
+	case d.SpecHash != hash || replicasOf(d) != desired:
+		return progressing(fmt.Sprintf("Waiting for Deployment %s to be updated to the current spec.", p.Name))
+	case st.ObservedGeneration < d.Generation:
+		return progressing(fmt.Sprintf("Waiting for Deployment %s's controller to observe generation %d.", p.Name, d.Generation))
+	}
+	if c := deploymentCondition(st, appsv1.DeploymentProgressing); c != nil && c.Reason == "ProgressDeadlineExceeded" {
+		return webappv1.PhaseDegraded, webappv1.ReasonProgressDeadlineExceeded,
+			fmt.Sprintf("Deployment %s exceeded its progress deadline: %s", p.Name, sentence(c.Message))
+	}
+	switch {
+	case st.UpdatedReplicas < desired:
+		return progressing(fmt.Sprintf("Rollout in progress: %d of %d new replicas updated.", st.UpdatedReplicas, desired))
+	case st.Replicas > st.UpdatedReplicas:
+		return progressing(fmt.Sprintf("Rollout in progress: %s pending termination.", count(int(st.Replicas-st.UpdatedReplicas), "old replica")))
+	case st.AvailableReplicas < desired:
+		return progressing(fmt.Sprintf("Rollout in progress: %d of %d updated replicas available.", st.AvailableReplicas, desired))
+	case st.Replicas != desired || st.UpdatedReplicas != desired:
+		return progressing(fmt.Sprintf("Rollout in progress: %d replicas running, %d desired.", st.Replicas, desired))
+	case desired == 0:
+		return webappv1.PhaseReady, webappv1.ReasonRolloutComplete, "Scaled to zero."
+	}
+	return webappv1.PhaseReady, webappv1.ReasonRolloutComplete, fmt.Sprintf("All %s available and up to date.", count(int(desired), "replica"))
+}
+
+// deploymentCondition returns the Deployment condition of type t whose status is known, or nil.
+func deploymentCondition(st ObservedDeploymentStatus, t appsv1.DeploymentConditionType) *ObservedCondition {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == string(t) && st.Conditions[i].Status != string(corev1.ConditionUnknown) {
+			return &st.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// ingressCondition reports whether the WebApp's observed Ingress has a load-balancer address.
+func ingressCondition(req *Request) statedCondition {
+	p := &req.Parent
+	c := req.observed(IngressKind)
+	if c == nil {
+		return statedCondition{webappv1.ConditionIngressReady, false, webappv1.ReasonIngressMissing, fmt.Sprintf("Waiting for Ingress %s to be created.", p.Name)}
+	}
+	var addresses []string
+	for _, lb := range c.Ingress.LoadBalancer {
+		if a := cmp.Or(lb.Hostname, lb.IP); a != "" {
+			addresses = append(addresses, a)
+		}
+	}
+	if len(addresses) == 0 {
+		return statedCondition{webappv1.ConditionIngressReady, false, webappv1.ReasonLoadBalancerPending, fmt.Sprintf("Ingress %s has no load-balancer address yet.", p.Name)}
+	}
+	return statedCondition{webappv1.ConditionIngressReady, true, webappv1.ReasonLoadBalancerReady, fmt.Sprintf("Ingress %s is served at %s.", p.Name, strings.Join(addresses, ", "))}
+}
+
+// autoscalingCondition reports whether the WebApp's observed HorizontalPodAutoscaler can scale,
+// with the autoscaler's own reason when it cannot, and returns that autoscaler (nil when none is
+// observed). It also says when a utilization target has no resource request to be a percentage
+// of: a LimitRange may still supply one, so that is not an invalid spec.
+func autoscalingCondition(req *Request) (statedCondition, *ObservedAutoscaler) {
+	p := &req.Parent
+	var missing []string
+	cpu, memory := p.Spec.Autoscaling.TargetCPUUtilizationPercentage, p.Spec.Autoscaling.TargetMemoryUtilizationPercentage
+	for _, t := range []struct {
+		name   corev1.ResourceName
+		target *int32
+		field  string
+	}{{corev1.ResourceCPU, cpu, "targetCPUUtilizationPercentage"}, {corev1.ResourceMemory, memory, "targetMemoryUtilizationPercentage"}} {
+		if t.target != nil && !requests(p.Spec.Resources, t.name) {
+			missing = append(missing, fmt.Sprintf("spec.resources.requests has no %s for %s, so unless a LimitRange sets one, the autoscaler cannot measure it.", t.name, t.field))
+		}
+	}
+	note := strings.Join(append([]string{""}, missing...), " ")
+	c := req.observed(AutoscalerKind)
+	if c == nil {
+		return statedCondition{webappv1.ConditionAutoscaling, false, webappv1.ReasonAutoscalerMissing, fmt.Sprintf("Waiting for HorizontalPodAutoscaler %s to be created.", p.Name) + note}, nil
+	}
+	hpa := c.Autoscaler
+	reported := false
+	for _, t := range []autoscalingv2.HorizontalPodAutoscalerConditionType{autoscalingv2.AbleToScale, autoscalingv2.ScalingActive} {
+		for _, hc := range hpa.Conditions {
+			if hc.Type != string(t) {
+				continue
+			}
+			reported = true
+			if hc.Status == string(corev1.ConditionFalse) {
+				return statedCondition{webappv1.ConditionAutoscaling, false, cmp.Or(hc.Reason, string(t)),
+					fmt.Sprintf("HorizontalPodAutoscaler %s cannot scale: %s", p.Name, sentence(hc.Message)) + note}, hpa
+			}
+		}
+	}
+	if !reported {
+		return statedCondition{webappv1.ConditionAutoscaling, false, webappv1.ReasonAutoscalerPending, fmt.Sprintf("HorizontalPodAutoscaler %s has not reported yet.", p.Name) + note}, hpa
+	}
+	return statedCondition{webappv1.ConditionAutoscaling, true, webappv1.ReasonScalingActive, fmt.Sprintf("HorizontalPodAutoscaler %s can scale.", p.Name) + note}, hpa
+}
+
+// requests reports whether resources request name.
+func requests(r *corev1.ResourceRequirements, name corev1.ResourceName) bool {
+	if r == nil {
+		return false
+	}
+	_, ok := r.Requests[name]
+	return ok
+}
