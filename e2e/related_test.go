@@ -7,21 +7,20 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/url"
-	"strings"
 	"testing"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
 	"github.com/example/webapp-operator/sync"
 )
 
-// relatedKinds maps the resources the customize hook asks for to their kinds.
-var relatedKinds = map[string]string{"pods": "Pod", "configmaps": "ConfigMap", "secrets": "Secret"}
+// relatedKinds maps the resources the stand-in's customize answer names to their kinds.
+var relatedKinds = map[string]string{"configmaps": "ConfigMap", "secrets": "Secret"}
 
-// related does what Metacontroller does with a customize hook: it asks the hook which objects are
-// related to the parent, lists each rule's objects from the apiserver (by label selector, or by
-// names), and files them like children, "Kind.apiVersion" then "namespace/name", a rule's kind
-// present even when nothing matched.
+// related does what Metacontroller does with a customize hook, for the stand-in (the hook of
+// TestMain, plain HTTP and without pod diagnosis, whose rules are all by name): it asks the hook
+// which objects are related to the parent, gets each rule's objects from the apiserver, and files
+// them like children, "Kind.apiVersion" then "namespace/name", a rule's kind present even when
+// nothing matched. The real Metacontroller covers the pods (TestMetacontrollerPodDiagnosis).
 func related(t *testing.T, parent obj) obj {
 	t.Helper()
 	body, _ := json.Marshal(obj{"controller": obj{}, "parent": parent})
@@ -41,39 +40,19 @@ func related(t *testing.T, parent obj) obj {
 	groups := obj{}
 	for _, rule := range answer.RelatedResources {
 		kind := relatedKinds[rule.Resource]
+		if kind == "" || len(rule.Names) == 0 {
+			t.Fatalf("customize rule %+v; the stand-in follows rules by name of ConfigMaps and Secrets only", rule)
+		}
 		group := obj{}
 		groups[kind+"."+rule.APIVersion] = group
-		if len(rule.Names) > 0 {
-			for _, name := range rule.Names {
-				o, err := client.get(rule.APIVersion, kind, rule.Namespace, name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if o != nil {
-					group[rule.Namespace+"/"+name] = o
-				}
+		for _, name := range rule.Names {
+			o, err := client.get(rule.APIVersion, kind, rule.Namespace, name)
+			if err != nil {
+				t.Fatal(err)
 			}
-			continue
-		}
-		var selector []string
-		for k, v := range rule.LabelSelector.MatchLabels {
-			selector = append(selector, k+"="+v)
-		}
-		p, err := client.path(rule.APIVersion, kind, rule.Namespace, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := client.do("GET", p+"?labelSelector="+url.QueryEscape(strings.Join(selector, ",")), "", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		list, _ := decode(b)
-		items, _ := list["items"].([]any)
-		for _, it := range items {
-			o := it.(map[string]any)
-			o["apiVersion"], o["kind"] = rule.APIVersion, kind // list items come without them
-			_, _, ns, name := identity(o)
-			group[ns+"/"+name] = o
+			if o != nil {
+				group[rule.Namespace+"/"+name] = o
+			}
 		}
 	}
 	return groups
