@@ -106,6 +106,9 @@ type Options struct {
 	// PodDiagnosis makes the customize answer ask for each WebApp's pods, so that the status says
 	// why pods of the current spec cannot start (sync.CustomizeOptions.Pods).
 	PodDiagnosis bool
+	// Defaults are the install's defaults, applied to every decoded WebApp spec before it is
+	// customized, synced or finalized (sync.Defaults.Apply). The zero value applies none.
+	Defaults sync.Defaults
 }
 
 // Handler routes hook and health requests. Its metrics are served by another handler,
@@ -334,6 +337,7 @@ func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string)
 	if err != nil { // every error of DecodeRequest is the request's fault (a *sync.RequestError)
 		return badRequest(fmt.Errorf("decode %s request: %w", hook, err))
 	}
+	h.opts.Defaults.Apply(&req.Parent)
 	e := &cacheEntry{key: key, hook: hook, parent: clip(req.Parent.Namespace+"/"+req.Parent.Name, maxLoggedPath)}
 	var out []byte
 	switch {

@@ -161,6 +161,15 @@ type WebAppSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 
+	// securityProfile sets, on the pod and its container, what Pod Security "restricted"
+	// requires: runAsNonRoot, no privilege escalation, every capability dropped, the
+	// RuntimeDefault seccomp profile, and no ServiceAccount token unless serviceAccountName is
+	// set. podSecurityContext, securityContext and automountServiceAccountToken win over it,
+	// field by field. Omitted, the hook's --default-security-profile applies (none unless the
+	// platform team set one); "none" opts out of that default.
+	// +optional
+	SecurityProfile SecurityProfile `json:"securityProfile,omitempty"`
+
 	// strategy tunes the Deployment's rolling update.
 	// +optional
 	Strategy *RolloutStrategy `json:"strategy,omitempty"`
@@ -199,6 +208,18 @@ type WebAppSpec struct {
 	// +optional
 	Autoscaling *Autoscaling `json:"autoscaling,omitempty"`
 }
+
+// SecurityProfile names a set of pod and container security settings.
+// +kubebuilder:validation:Enum=restricted;none
+type SecurityProfile string
+
+// The security profiles.
+const (
+	// SecurityProfileRestricted is what Pod Security "restricted" requires.
+	SecurityProfileRestricted SecurityProfile = "restricted"
+	// SecurityProfileNone sets nothing, even when the hook has a default profile.
+	SecurityProfileNone SecurityProfile = "none"
+)
 
 // Autoscaling bounds the replica count a HorizontalPodAutoscaler may set, and says what it aims
 // for. Utilization is a percentage of the container's resources.requests, which the autoscaler

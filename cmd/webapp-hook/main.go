@@ -20,6 +20,8 @@ import (
 
 	"golang.org/x/net/netutil"
 
+	webappv1 "github.com/example/webapp-operator/api/v1"
+	webappsync "github.com/example/webapp-operator/sync"
 	"github.com/example/webapp-operator/webhook"
 )
 
@@ -169,6 +171,9 @@ type Config struct {
 	CacheBytes int
 	// PodDiagnosis has the customize hook ask for each WebApp's pods (webhook.Options).
 	PodDiagnosis bool
+	// DefaultSecurityProfile applies to WebApps that set no securityProfile
+	// (sync.Defaults.SecurityProfile); "" applies none.
+	DefaultSecurityProfile string
 	// ShutdownDelay is how long the server keeps serving after SIGTERM, with /readyz at 503, so
 	// that Kubernetes removes the pod from the Service's endpoints before the listener closes.
 	ShutdownDelay time.Duration
@@ -260,6 +265,7 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "open connections to the hook port at most; more wait to be accepted; -1: no bound (env MAX_CONNECTIONS)")
 	fs.IntVar(&c.CacheBytes, "cache-bytes", c.CacheBytes, "memory for answers to requests that come again byte for byte, as resyncs do; 0 disables (env CACHE_BYTES)")
 	fs.BoolVar(&c.PodDiagnosis, "pod-diagnosis", c.PodDiagnosis, "have the customize hook ask for each WebApp's pods, to say why they cannot start; Metacontroller then watches every pod of the cluster (env POD_DIAGNOSIS)")
+	fs.StringVar(&c.DefaultSecurityProfile, "default-security-profile", c.DefaultSecurityProfile, "securityProfile of WebApps that set none: restricted, or empty for none; turning it on rolls their pods once (env DEFAULT_SECURITY_PROFILE)")
 	fs.DurationVar(&c.ShutdownDelay, "shutdown-delay", c.ShutdownDelay, "how long to keep serving after SIGTERM with /readyz failing, so endpoints drop the pod first (env SHUTDOWN_DELAY)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long to then drain in-flight requests (env SHUTDOWN_TIMEOUT)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env LOG_LEVEL)")
@@ -318,6 +324,11 @@ Flags:
 		if len(clientCertNames(c.ClientCertNames)) == 0 {
 			return fmt.Errorf("-client-cert-names %q names no DNS name", c.ClientCertNames)
 		}
+	}
+	switch webappv1.SecurityProfile(c.DefaultSecurityProfile) {
+	case "", webappv1.SecurityProfileRestricted, webappv1.SecurityProfileNone:
+	default:
+		return fmt.Errorf("-default-security-profile must be restricted, none or empty, got %q", c.DefaultSecurityProfile)
 	}
 	if c.MaxInflightBodyBytes == 0 {
 		return fmt.Errorf("-max-inflight-body-bytes must not be 0: give a bound, or -1 for none")
@@ -410,6 +421,7 @@ func (m *Main) Open() error {
 		BodyTimeout:          m.Config.BodyTimeout,
 		CacheBytes:           m.Config.CacheBytes,
 		PodDiagnosis:         m.Config.PodDiagnosis,
+		Defaults:             webappsync.Defaults{SecurityProfile: webappv1.SecurityProfile(m.Config.DefaultSecurityProfile)},
 		Tokens:               tokens,
 		TLS:                  tlsFiles,
 		RequireClientCert:    tlsFiles != nil && tlsFiles.VerifiesClients(),
