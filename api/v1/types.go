@@ -5,6 +5,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 //go:generate go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0 crd:crdVersions=v1 paths=./... output:crd:artifacts:config=../../crds
@@ -57,6 +58,7 @@ type WebApp struct {
 // WebAppSpec is the desired state of a WebApp. A zero Replicas means scaled to zero, not "use the default":
 // the default of 1 applies only when the field is omitted, which the CRD schema and the hook both do.
 // +kubebuilder:validation:XValidation:rule="!has(self.ingress) || has(self.port)",message="ingress needs port: the Ingress routes to the Service that port makes",fieldPath=".ingress"
+// +kubebuilder:validation:XValidation:rule="!has(self.route) || has(self.port)",message="route needs port: the HTTPRoute routes to the Service that port makes",fieldPath=".route"
 // +kubebuilder:validation:XValidation:rule="!has(self.healthCheck) || has(self.healthCheck.port) || has(self.port)",message="healthCheck needs a port: set healthCheck.port or port",fieldPath=".healthCheck"
 type WebAppSpec struct {
 	// image is the container image to run, as a reference such as "nginx:1.27" or
@@ -185,6 +187,15 @@ type WebAppSpec struct {
 	// Ingress.
 	// +optional
 	Ingress *Ingress `json:"ingress,omitempty"`
+
+	// route exposes the app through the Gateway API: a gateway.networking.k8s.io/v1 HTTPRoute
+	// named after the WebApp attaches to the Gateways of parentRefs (or, without them, the hook's
+	// --default-gateway) and routes hostnames and path to the Service's port 80. It needs port,
+	// and a CompositeController with the metacontroller/gateway-api component: without it no
+	// HTTPRoute is made, everything else is, and the Routed condition says why. It may be set
+	// together with ingress, to move from one to the other. Removing it deletes the HTTPRoute.
+	// +optional
+	Route *Route `json:"route,omitempty"`
 
 	// disruptionBudget keeps the app serving through voluntary disruptions such as node drains: a
 	// policy/v1 PodDisruptionBudget named after the WebApp, which exists only while the WebApp asks
@@ -366,6 +377,88 @@ type IngressTLS struct {
 	SecretName string `json:"secretName"`
 }
 
+// Route attaches an HTTPRoute to Gateways a platform team runs, for hostnames and a path under
+// them. The hostnames and the path follow the Gateway API's own rules, so that every route the
+// hook makes is one the HTTPRoute schema accepts.
+type Route struct {
+	// hostnames are the DNS names clients use, for example "app.example.com", at least one and at
+	// most 16, each once; "*.example.com" matches one label or more of any name. IP addresses are
+	// not hostnames. The first one is status.url's host.
+	// +required
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(h, !isIP(h))",message="hostnames must be DNS names, not IP addresses"
+	Hostnames []gatewayv1.Hostname `json:"hostnames"`
+
+	// path is the URL path routed to the app, starting with "/": letters, digits, the characters
+	// -._~!$&'()*+,;=:@/ and %-escapes, with no "//", "/./" or "/../", not ending in "/." or
+	// "/..", and no escaped "/" (%2F).
+	// +optional
+	// +kubebuilder:default="/"
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^/(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|[%][0-9a-fA-F]{2})*$`
+	// +kubebuilder:validation:XValidation:rule="!self.contains('//') && !self.contains('/./') && !self.contains('/../') && !self.endsWith('/.') && !self.endsWith('/..')",message="path must not contain '//', '/./' or '/../', nor end with '/.' or '/..'"
+	// +kubebuilder:validation:XValidation:rule="!self.contains('%2f') && !self.contains('%2F')",message="path must not contain an escaped '/' (%2F)"
+	Path string `json:"path,omitempty"`
+
+	// pathType says how path matches: PathPrefix (by path element: "/api" matches "/api" and
+	// "/api/v1", not "/apiv1") or Exact.
+	// +optional
+	// +kubebuilder:default=PathPrefix
+	PathType RoutePathType `json:"pathType,omitempty"`
+
+	// parentRefs are the Gateways (or their listeners) the HTTPRoute attaches to, at most 32. Each
+	// Gateway's allowedRoutes decides whether it accepts the route. Omitted, the hook's
+	// --default-gateway applies; with neither, the WebApp is Invalid. Two references to the same
+	// Gateway must each name a listener (sectionName), a different one.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:XValidation:rule="self.all(p1, self.exists_one(p2, p1.name == p2.name && (has(p1.__namespace__) ? p1.__namespace__ : '') == (has(p2.__namespace__) ? p2.__namespace__ : '') && (has(p1.sectionName) ? p1.sectionName : '') == (has(p2.sectionName) ? p2.sectionName : '')))",message="parentRefs must not name the same Gateway and listener twice"
+	// +kubebuilder:validation:XValidation:rule="self.all(p1, self.all(p2, p1.name == p2.name && (has(p1.__namespace__) ? p1.__namespace__ : '') == (has(p2.__namespace__) ? p2.__namespace__ : '') ? has(p1.sectionName) == has(p2.sectionName) : true))",message="parentRefs that name the same Gateway twice must each give a sectionName"
+	ParentRefs []RouteParentRef `json:"parentRefs,omitempty"`
+}
+
+// RoutePathType says how a route's path matches request paths: a subset of the Gateway API's
+// PathMatchType, without RegularExpression, whose syntax differs between implementations.
+// +kubebuilder:validation:Enum=PathPrefix;Exact
+type RoutePathType string
+
+// The path types of a route, the Gateway API's own values.
+const (
+	// RoutePathPrefix matches the path and every path below it, element by element.
+	RoutePathPrefix = RoutePathType(gatewayv1.PathMatchPathPrefix)
+	// RoutePathExact matches the path alone.
+	RoutePathExact = RoutePathType(gatewayv1.PathMatchExact)
+)
+
+// RouteParentRef names a Gateway, and optionally one of its listeners, that a route attaches
+// to: the fields of a Gateway API ParentReference to a Gateway.
+type RouteParentRef struct {
+	// name is the Gateway's name.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
+
+	// namespace is the Gateway's namespace; omitted, the WebApp's. A Gateway in another namespace
+	// accepts the route only if its allowedRoutes admits the WebApp's namespace.
+	// +optional
+	Namespace *gatewayv1.Namespace `json:"namespace,omitempty"`
+
+	// sectionName names one listener of the Gateway; omitted, every listener that admits the route.
+	// +optional
+	SectionName *gatewayv1.SectionName `json:"sectionName,omitempty"`
+
+	// port selects the Gateway's listeners on that port; omitted, any port.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port *int32 `json:"port,omitempty"`
+}
+
 // DisruptionBudget bounds the pods a voluntary disruption may take at once.
 type DisruptionBudget struct {
 	// maxUnavailable is how many pods may be unavailable during a voluntary disruption, a count or
@@ -396,7 +489,8 @@ const (
 	PhaseTerminating Phase = "Terminating"
 )
 
-// Condition types of a WebApp. Ready is always there; IngressReady only while spec.ingress is set.
+// Condition types of a WebApp. Ready is always there; IngressReady only while spec.ingress is
+// set, Routed only while spec.route is.
 const (
 	// ConditionReady says whether the rollout of the current spec is complete.
 	ConditionReady = "Ready"
@@ -517,8 +611,11 @@ type WebAppStatus struct {
 	// +optional
 	Selector string `json:"selector,omitempty"`
 
-	// url is where clients reach the app: https://<host><path> (http:// without tls) once the
-	// Ingress is observed, and otherwise the in-cluster address while the Service exists.
+	// url is where clients reach the app: while the route is Routed,
+	// https://<first hostname><path> when a listener that accepts it serves HTTPS (http://
+	// otherwise, and a port after the host when the listener's is not the scheme's); else
+	// https://<host><path> (http:// without tls) once the Ingress is observed; and otherwise the
+	// in-cluster address while the Service exists.
 	// +optional
 	URL string `json:"url,omitempty"`
 
@@ -531,7 +628,7 @@ type WebAppStatus struct {
 	Message string `json:"message,omitempty"`
 
 	// conditions holds the Ready condition, with the reason and message of the current state, and,
-	// while spec.ingress is set, the IngressReady condition.
+	// while their section of the spec is set, the IngressReady, Routed and Autoscaling conditions.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
