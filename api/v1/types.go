@@ -410,13 +410,15 @@ type Route struct {
 
 	// parentRefs are the Gateways (or their listeners) the HTTPRoute attaches to, at most 32. Each
 	// Gateway's allowedRoutes decides whether it accepts the route. Omitted, the hook's
-	// --default-gateway applies; with neither, the WebApp is Invalid. Two references to the same
-	// Gateway must each name a listener (sectionName), a different one.
+	// --default-gateway applies; with neither, the WebApp is Invalid. Each entry names a Gateway
+	// of a name of its own, and when every entry sets port, each sets a port of its own:
+	// Metacontroller merges this list into the HTTPRoute by port, or else by name, so two entries
+	// with the same key would become one.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
-	// +kubebuilder:validation:XValidation:rule="self.all(p1, self.exists_one(p2, p1.name == p2.name && (has(p1.__namespace__) ? p1.__namespace__ : '') == (has(p2.__namespace__) ? p2.__namespace__ : '') && (has(p1.sectionName) ? p1.sectionName : '') == (has(p2.sectionName) ? p2.sectionName : '')))",message="parentRefs must not name the same Gateway and listener twice"
-	// +kubebuilder:validation:XValidation:rule="self.all(p1, self.all(p2, p1.name == p2.name && (has(p1.__namespace__) ? p1.__namespace__ : '') == (has(p2.__namespace__) ? p2.__namespace__ : '') ? has(p1.sectionName) == has(p2.sectionName) : true))",message="parentRefs that name the same Gateway twice must each give a sectionName"
+	// +kubebuilder:validation:XValidation:rule="self.all(p1, self.exists_one(p2, p2.name == p1.name))",message="parentRefs must each name a Gateway of a different name: Metacontroller merges the list by name"
+	// +kubebuilder:validation:XValidation:rule="!self.all(p, has(p.port)) || self.all(p1, self.exists_one(p2, p2.port == p1.port))",message="parentRefs that all set port must each set a different port: Metacontroller merges such a list by port"
 	ParentRefs []RouteParentRef `json:"parentRefs,omitempty"`
 }
 
@@ -505,6 +507,27 @@ const (
 	// Secrets: the hook asks for them only when it is served over TLS, so that no Secret crosses
 	// the network in cleartext. Everything else works; Ready does not wait for it.
 	ConditionSecretsTracked = "SecretsTracked"
+	// ConditionRouted says, while spec.route is set, whether every Gateway the HTTPRoute attaches
+	// to has accepted it and resolved its backend. Ready does not wait for it: a Gateway is the
+	// platform team's, and the app serves in the cluster without it.
+	ConditionRouted = "Routed"
+)
+
+// Reasons of the Routed condition. When a Gateway reports that it does not accept the route or
+// cannot resolve its backend, the reason is the Gateway's own, as its controller wrote it (for
+// example NotAllowedByListeners, NoMatchingListenerHostname or BackendNotFound).
+const (
+	// ReasonGatewayAPINotEnabled: the CompositeController does not manage HTTPRoutes (the
+	// metacontroller/gateway-api component is not installed), so no HTTPRoute is made.
+	ReasonGatewayAPINotEnabled = "GatewayAPINotEnabled"
+	// ReasonRouteMissing: the HTTPRoute has not been observed yet.
+	ReasonRouteMissing = "RouteMissing"
+	// ReasonRoutePending: no Gateway the route attaches to has reported on its current
+	// generation yet. It is the Gateway API's own reason for that (RouteReasonPending).
+	ReasonRoutePending = "Pending"
+	// ReasonRouteAccepted: every Gateway the route attaches to has accepted it and resolved its
+	// backend. It is the Gateway API's reason for an accepted route (RouteReasonAccepted).
+	ReasonRouteAccepted = "Accepted"
 )
 
 // ReasonSecretsNeedTLS is the reason of the SecretsTracked condition.
