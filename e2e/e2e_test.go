@@ -402,6 +402,19 @@ func TestManifests(t *testing.T) {
 		}
 		dryRun(t, "cert-manager", docs)
 	})
+	t.Run("gateway-api component", func(t *testing.T) {
+		var cc obj
+		for _, d := range renderKustomize(t, "testdata/gateway-api") {
+			if _, kind, _, _ := identity(d); kind == "CompositeController" {
+				cc = d
+			}
+		}
+		children, _ := field(cc, "spec", "childResources").([]any)
+		if n := len(children); n == 0 || field(children[n-1], "resource") != "httproutes" || field(children[n-1], "updateStrategy", "method") != "InPlace" {
+			t.Fatalf("childResources %v; want httproutes last, updated InPlace", children)
+		}
+		dryRun(t, "gateway-api", []obj{cc})
+	})
 	t.Run("secure overlay", func(t *testing.T) {
 		docs := secureOverlay(t)
 		for _, d := range docs {

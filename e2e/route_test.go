@@ -6,9 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"sigs.k8s.io/yaml"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
 	"github.com/example/webapp-operator/sync"
@@ -241,10 +245,44 @@ func TestRoute(t *testing.T) {
 // TestMetacontrollerGatewayAPI runs the real Metacontroller with the metacontroller/gateway-api
 // component: a WebApp is routed end to end, its HTTPRoute owned by it and never rewritten while
 // idle, its Routed condition and url following what a Gateway controller writes, and its
-// teardown deleting the HTTPRoute before the Deployment.
+// teardown deleting the HTTPRoute before the Deployment. Metacontroller runs with the
+// least-privilege ClusterRole of docs/security.md and the component's rules shown there, and is
+// refused nothing.
 func TestMetacontrollerGatewayAPI(t *testing.T) {
 	requireCluster(t)
-	realInstall(t, "e2e/testdata/gateway-api")
+	requireMetacontroller(t)
+	role := leastPrivilegeRole(t)
+	role["metadata"] = obj{"name": "metacontroller-webapp-gateway-api"}
+	role["rules"] = append(role["rules"].([]any), gatewayAPIRules(t)...)
+	if _, err := client.apply(role, "webapp-e2e", false); err != nil {
+		t.Fatal(err)
+	}
+	crb := obj{
+		"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+		"metadata": obj{"name": "metacontroller-e2e-gateway-api"},
+		"roleRef":  obj{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "metacontroller-webapp-gateway-api"},
+		"subjects": []any{obj{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "metacontroller-e2e"}},
+	}
+	if _, err := client.apply(crb, "webapp-e2e", false); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		client.do("DELETE", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/metacontroller-e2e-gateway-api", "", nil)
+		client.do("DELETE", "/apis/rbac.authorization.k8s.io/v1/clusterroles/metacontroller-webapp-gateway-api", "", nil)
+	})
+	waitFor(t, "the ClusterRole in RBAC's cache", 30*time.Second, func() (bool, error) {
+		return allowed("metacontroller-e2e", "watch", "gateway.networking.k8s.io", "httproutes", "", "")
+	})
+	in := renderInstall(t, "e2e/testdata/gateway-api")
+	hook := startHook(t, in)
+	cc := in.compositeController(t, hook.url())
+	cc["spec"].(map[string]any)["resyncPeriodSeconds"] = 5
+	mc := startMetacontrollerAs(t, cc, "metacontroller-e2e")
+	t.Cleanup(func() {
+		if refused := rbacRefusals(tailFile(mc.log, 1<<20), "metacontroller-e2e"); refused != "" {
+			t.Errorf("Metacontroller was refused rights that docs/security.md's rules lack:\n%s", refused)
+		}
+	})
 	ns := client.namespace(t, "gateway")
 	if _, err := client.create(gatewayObject(ns, "public")); err != nil {
 		t.Fatal(err)
@@ -329,4 +367,23 @@ func TestMetacontrollerGatewayAPI(t *testing.T) {
 			t.Errorf("HTTPRoute deleted at %s, Deployment at %s; want the HTTPRoute first", route.Format(time.StampMilli), dep.Format(time.StampMilli))
 		}
 	})
+}
+
+// gatewayAPIRules are the rules docs/security.md adds to Metacontroller's least-privilege
+// ClusterRole for the metacontroller/gateway-api component: the YAML block that is a list of
+// rules naming httproutes.
+func gatewayAPIRules(t *testing.T) []any {
+	t.Helper()
+	b, err := os.ReadFile("../docs/security.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, block := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(string(b), -1) {
+		var rules []any
+		if yaml.Unmarshal([]byte(block[1]), &rules) == nil && strings.Contains(block[1], "httproutes") {
+			return rules
+		}
+	}
+	t.Fatal("docs/security.md shows no rules for httproutes")
+	return nil
 }
