@@ -43,8 +43,9 @@ type statedCondition struct {
 
 // newStatus puts a WebApp's status together, the one place it is: what the observed children
 // show (the Deployment's counts and selector, the address while the Service exists, the
-// Ingress's url, the HTTPRoute's once it is routed), then what the report says. now stamps a condition whose status changes; one
-// that keeps its status keeps its previous lastTransitionTime.
+// Ingress's url, the HTTPRoute's once it is routed), then what the report says. now stamps a
+// condition whose status changes; one that keeps its status keeps its previous
+// lastTransitionTime.
 func newStatus(req *Request, now time.Time, r report) webappv1.WebAppStatus {
 	p := &req.Parent
 	s := webappv1.WebAppStatus{

@@ -454,7 +454,8 @@ type RouteParentRef struct {
 	// +optional
 	SectionName *gatewayv1.SectionName `json:"sectionName,omitempty"`
 
-	// port selects the Gateway's listeners on that port; omitted, any port.
+	// port selects the Gateway's listeners on that port; omitted, any port. The Gateway API's
+	// standard CRDs carry it from v1.4 (the experimental channel before): older ones drop it.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
