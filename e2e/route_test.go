@@ -326,9 +326,15 @@ func TestMetacontrollerGatewayAPI(t *testing.T) {
 		if _, ok := before["HTTPRoute"]; !ok {
 			t.Fatalf("children %v; want an HTTPRoute", before)
 		}
+		// Not even a no-op update, which would leave resourceVersions as they are: the answer's
+		// route must equal the stored one, server defaults included, after Metacontroller's merge.
+		writes := mc.writes()
 		time.Sleep(12 * time.Second) // two resyncs or more
 		if after := versions(t, ns, "shop"); fmt.Sprint(after) != fmt.Sprint(before) {
 			t.Errorf("children's resourceVersions %v -> %v while idle; want no rewrite", before, after)
+		}
+		if n := mc.writes() - writes; n != 0 {
+			t.Errorf("Metacontroller sent %v writes while idle; want none", n)
 		}
 	})
 
