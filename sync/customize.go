@@ -58,8 +58,8 @@ type CustomizeOptions struct {
 //     changes, and to notice a missing one;
 //   - with opts.Gateways, by name, the Gateways of spec.route's parentRefs (after the install's
 //     Defaults) that are in its namespace: Metacontroller relates a namespaced parent to objects
-//     of its own namespace only, so a Gateway elsewhere is not asked for, and status.url then
-//     takes it for plain HTTP.
+//     of its own namespace only, and fails the WebApp's sync on a rule for another, so a Gateway
+//     elsewhere is not asked for, and status.url then takes it for plain HTTP.
 //
 // A spec that did not decode references nothing; the pods are still asked for with opts.Pods.
 // RelatedResources is empty, never nil, when nothing is asked for: Metacontroller then watches
