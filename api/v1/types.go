@@ -58,6 +58,7 @@ type WebApp struct {
 // the default of 1 applies only when the field is omitted, which the CRD schema and the hook both do.
 // +kubebuilder:validation:XValidation:rule="!has(self.ingress) || has(self.port)",message="ingress needs port: the Ingress routes to the Service that port makes",fieldPath=".ingress"
 // +kubebuilder:validation:XValidation:rule="!has(self.healthCheck) || has(self.healthCheck.port) || has(self.port)",message="healthCheck needs a port: set healthCheck.port or port",fieldPath=".healthCheck"
+// +kubebuilder:validation:XValidation:rule="!has(self.shutdownDelaySeconds) || self.shutdownDelaySeconds < (has(self.terminationGracePeriodSeconds) ? self.terminationGracePeriodSeconds : 30)",message="shutdownDelaySeconds must be less than terminationGracePeriodSeconds (30 when unset), or the pod is killed before it stops",fieldPath=".shutdownDelaySeconds"
 type WebAppSpec struct {
 	// image is the container image to run, as a reference such as "nginx:1.27" or
 	// "registry.example.com/team/app@sha256:...". Changing it starts a rolling update.
@@ -169,6 +170,97 @@ type WebAppSpec struct {
 	// platform team set one); "none" opts out of that default.
 	// +optional
 	SecurityProfile SecurityProfile `json:"securityProfile,omitempty"`
+
+	// podSecurityContext is the pod's securityContext, as in a Pod. A field set here wins over
+	// the one securityProfile would set.
+	// +optional
+	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
+
+	// securityContext is the container's securityContext, as in a Pod. A field set here wins
+	// over the one securityProfile would set; capabilities.add and capabilities.drop count as
+	// two fields.
+	// +optional
+	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
+
+	// automountServiceAccountToken says whether the ServiceAccount's token is mounted into the
+	// pods, as in a Pod. Unset, the ServiceAccount decides, unless securityProfile is restricted
+	// without a serviceAccountName, which mounts none.
+	// +optional
+	AutomountServiceAccountToken *bool `json:"automountServiceAccountToken,omitempty"`
+
+	// nodeSelector are node labels a node must carry for the pods to run on it, as in a Pod.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// tolerations let the pods run on nodes with matching taints, as in a Pod.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.operator) || t.operator in ['Equal', 'Exists'])",message="a toleration's operator must be Equal or Exists"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.tolerationSeconds) || (has(t.effect) && t.effect == 'NoExecute'))",message="a toleration with tolerationSeconds needs effect NoExecute"
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// affinity constrains the nodes the pods run on, and how they sit next to other pods, as in
+	// a Pod.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// topologySpreadConstraints spread the pods across zones, nodes or other topology domains,
+	// as in a Pod. A constraint without a labelSelector spreads the WebApp's own pods: it gets
+	// the pods' selector and matchLabelKeys [pod-template-hash], so that each rollout's pods
+	// spread on their own instead of skewing against the old ones (kubernetes/kubernetes#98215).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(c, c.maxSkew >= 1)",message="a spread constraint's maxSkew must be at least 1"
+	// +kubebuilder:validation:XValidation:rule="self.all(c, c.whenUnsatisfiable in ['DoNotSchedule', 'ScheduleAnyway'])",message="a spread constraint's whenUnsatisfiable must be DoNotSchedule or ScheduleAnyway"
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+
+	// priorityClassName is the PriorityClass of the pods, as in a Pod. Empty means the cluster's
+	// default priority.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+
+	// podLabels are added to the pod template's labels, for meshes, scrapers and policies. They
+	// never reach the Deployment's own labels or its selector. The keys the hook sets itself
+	// (app.kubernetes.io/name, app.kubernetes.io/instance, app.kubernetes.io/managed-by) and
+	// pod-template-hash are refused.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="!['app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/managed-by', 'pod-template-hash'].exists(k, k in self)",message="podLabels must not set app.kubernetes.io/name, app.kubernetes.io/instance, app.kubernetes.io/managed-by or pod-template-hash: the hook sets them"
+	PodLabels map[string]string `json:"podLabels,omitempty"`
+
+	// podAnnotations are added to the pod template's annotations. They never reach the
+	// Deployment's own annotations. webapp.example.com/config-hash, which the hook sets itself,
+	// is refused.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="!['webapp.example.com/config-hash'].exists(k, k in self)",message="podAnnotations must not set webapp.example.com/config-hash: the hook sets it"
+	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
+
+	// shutdownDelaySeconds keeps a terminating pod serving for that many seconds before it gets
+	// SIGTERM: a preStop hook sleeps, so that the Service's endpoints drop the pod first and a
+	// rollout loses no request. It must be less than terminationGracePeriodSeconds (30 when
+	// unset). An explicit lifecycle replaces the hook it makes.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=3600
+	ShutdownDelaySeconds *int32 `json:"shutdownDelaySeconds,omitempty"`
+
+	// terminationGracePeriodSeconds is how long a terminating pod has, preStop hook included,
+	// before it is killed, as in a Pod. The pod's default is 30.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
+
+	// lifecycle is the container's lifecycle hooks, as in a Pod. When set, it is used as given,
+	// and shutdownDelaySeconds makes no preStop hook.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="[self.?preStop, self.?postStart].all(h, !h.hasValue() || !has(h.value().httpGet) || !has(h.value().httpGet.host) || h.value().httpGet.host == '')",message="lifecycle httpGet.host must not be set: a lifecycle hook calls the pod itself"
+	// +kubebuilder:validation:XValidation:rule="[self.?preStop, self.?postStart].all(h, !h.hasValue() || !has(h.value().tcpSocket) || !has(h.value().tcpSocket.host) || h.value().tcpSocket.host == '')",message="lifecycle tcpSocket.host must not be set: a lifecycle hook calls the pod itself"
+	Lifecycle *corev1.Lifecycle `json:"lifecycle,omitempty"`
 
 	// strategy tunes the Deployment's rolling update.
 	// +optional
@@ -457,6 +549,22 @@ const (
 	// names it.
 	ReasonConfigMapMissing = "ConfigMapMissing"
 	ReasonSecretMissing    = "SecretMissing"
+)
+
+// Reasons of the Ready condition, with PhaseDegraded, when the Deployment reports ReplicaFailure:
+// its ReplicaSet cannot create pods. The message quotes the apiserver's refusal.
+const (
+	// ReasonFailedCreate: pods cannot be created, for a reason none of the finer ones names (a
+	// LimitRange, say).
+	ReasonFailedCreate = "FailedCreate"
+	// ReasonQuotaExceeded: a ResourceQuota of the namespace refuses the pods.
+	ReasonQuotaExceeded = "QuotaExceeded"
+	// ReasonPodSecurityViolation: the namespace's Pod Security level refuses the pods;
+	// spec.securityProfile restricted meets the strictest one.
+	ReasonPodSecurityViolation = "PodSecurityViolation"
+	// ReasonServiceAccountMissing: spec.serviceAccountName names a ServiceAccount that does not
+	// exist.
+	ReasonServiceAccountMissing = "ServiceAccountMissing"
 )
 
 // When pods of the current spec cannot start, the WebApp is Degraded and the Ready condition's
