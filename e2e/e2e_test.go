@@ -241,6 +241,19 @@ func TestCRD(t *testing.T) {
 		{"autoscaling min above max", obj{"image": "nginx", "autoscaling": obj{"minReplicas": 5, "maxReplicas": 2}}, []string{"spec.autoscaling", "maxReplicas must be at least minReplicas"}},
 		{"autoscaling without maxReplicas", obj{"image": "nginx", "autoscaling": obj{"minReplicas": 2}}, []string{"spec.autoscaling.maxReplicas", "Required value"}},
 		{"autoscaling above 1000", obj{"image": "nginx", "autoscaling": obj{"maxReplicas": 1001}}, []string{"spec.autoscaling.maxReplicas", "less than or equal to 1000"}},
+		{"an unknown securityProfile", obj{"image": "nginx", "securityProfile": "baseline"}, []string{"spec.securityProfile", "Unsupported value"}},
+		{"a podLabel the hook owns", obj{"image": "nginx", "podLabels": obj{"app.kubernetes.io/instance": "x"}}, []string{"spec.podLabels", "podLabels must not set app.kubernetes.io/name"}},
+		{"pod-template-hash in podLabels", obj{"image": "nginx", "podLabels": obj{"pod-template-hash": "x"}}, []string{"spec.podLabels", "the hook sets them"}},
+		{"a podAnnotation the hook owns", obj{"image": "nginx", "podAnnotations": obj{"webapp.example.com/config-hash": "x"}}, []string{"spec.podAnnotations", "podAnnotations must not set webapp.example.com/config-hash"}},
+		{"a shutdown delay as long as the default grace period", obj{"image": "nginx", "shutdownDelaySeconds": 30}, []string{"spec.shutdownDelaySeconds", "must be less than terminationGracePeriodSeconds (30 when unset)"}},
+		{"a shutdown delay longer than the grace period", obj{"image": "nginx", "shutdownDelaySeconds": 20, "terminationGracePeriodSeconds": 10}, []string{"spec.shutdownDelaySeconds", "must be less than terminationGracePeriodSeconds"}},
+		{"a shutdown delay of 0", obj{"image": "nginx", "shutdownDelaySeconds": 0}, []string{"spec.shutdownDelaySeconds", "greater than or equal to 1"}},
+		{"a toleration with an unknown operator", obj{"image": "nginx", "tolerations": []any{obj{"key": "k", "operator": "Like"}}}, []string{"spec.tolerations", "a toleration's operator must be Equal or Exists"}},
+		{"a toleration with seconds but no NoExecute", obj{"image": "nginx", "tolerations": []any{obj{"key": "k", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": 5}}}, []string{"spec.tolerations", "needs effect NoExecute"}},
+		{"a spread constraint with maxSkew 0", obj{"image": "nginx", "topologySpreadConstraints": []any{obj{"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}}}, []string{"spec.topologySpreadConstraints", "maxSkew must be at least 1"}},
+		{"a spread constraint with an unknown whenUnsatisfiable", obj{"image": "nginx", "topologySpreadConstraints": []any{obj{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "Sometimes"}}}, []string{"spec.topologySpreadConstraints", "DoNotSchedule or ScheduleAnyway"}},
+		{"a preStop hook calling another host", obj{"image": "nginx", "lifecycle": obj{"preStop": obj{"httpGet": obj{"port": 80, "host": "169.254.169.254"}}}}, []string{"spec.lifecycle", "lifecycle httpGet.host must not be set"}},
+		{"a postStart hook calling another host", obj{"image": "nginx", "lifecycle": obj{"postStart": obj{"tcpSocket": obj{"port": 22, "host": "10.0.0.1"}}}}, []string{"spec.lifecycle", "lifecycle tcpSocket.host must not be set"}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -197,6 +197,8 @@ func TestSyncReplicaFailure(t *testing.T) {
 			"Deployment hello cannot create pods: exceeded quota: pods, requested: pods=1, used: pods=0, limited: pods=0."},
 		{"quota that needs limits", "failed quota: compute: must specify limits.cpu for: app", webappv1.ReasonQuotaExceeded,
 			"Deployment hello cannot create pods: failed quota: compute: must specify limits.cpu for: app."},
+		{"a quota not yet counted", "status unknown for quota: pods, resources: pods", webappv1.ReasonQuotaExceeded,
+			"Deployment hello cannot create pods: status unknown for quota: pods, resources: pods."},
 		{"Pod Security", `violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false (container "app" must set securityContext.allowPrivilegeEscalation=false)`, webappv1.ReasonPodSecurityViolation,
 			`Deployment hello cannot create pods: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false (container "app" must set securityContext.allowPrivilegeEscalation=false).`},
 		{"ServiceAccount", `error looking up service account default/app: serviceaccount "app" not found`, webappv1.ReasonServiceAccountMissing,

@@ -241,7 +241,7 @@ func rollout(p *Parent, d *ObservedDeployment, hash string, desired int32, troub
 func createFailureReason(c *ObservedCondition) string {
 	m := c.Message
 	switch {
-	case strings.Contains(m, "exceeded quota") || strings.Contains(m, "failed quota"):
+	case strings.Contains(m, "exceeded quota") || strings.Contains(m, "failed quota") || strings.Contains(m, "status unknown for quota"):
 		return webappv1.ReasonQuotaExceeded
 	case strings.Contains(m, "violates PodSecurity"):
 		return webappv1.ReasonPodSecurityViolation

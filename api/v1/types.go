@@ -258,8 +258,8 @@ type WebAppSpec struct {
 	// lifecycle is the container's lifecycle hooks, as in a Pod. When set, it is used as given,
 	// and shutdownDelaySeconds makes no preStop hook.
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="[self.?preStop, self.?postStart].all(h, !h.hasValue() || !has(h.value().httpGet) || !has(h.value().httpGet.host) || h.value().httpGet.host == '')",message="lifecycle httpGet.host must not be set: a lifecycle hook calls the pod itself"
-	// +kubebuilder:validation:XValidation:rule="[self.?preStop, self.?postStart].all(h, !h.hasValue() || !has(h.value().tcpSocket) || !has(h.value().tcpSocket.host) || h.value().tcpSocket.host == '')",message="lifecycle tcpSocket.host must not be set: a lifecycle hook calls the pod itself"
+	// +kubebuilder:validation:XValidation:rule="(!has(self.preStop) || !has(self.preStop.httpGet) || !has(self.preStop.httpGet.host) || self.preStop.httpGet.host == '') && (!has(self.postStart) || !has(self.postStart.httpGet) || !has(self.postStart.httpGet.host) || self.postStart.httpGet.host == '')",message="lifecycle httpGet.host must not be set: a lifecycle hook calls the pod itself"
+	// +kubebuilder:validation:XValidation:rule="(!has(self.preStop) || !has(self.preStop.tcpSocket) || !has(self.preStop.tcpSocket.host) || self.preStop.tcpSocket.host == '') && (!has(self.postStart) || !has(self.postStart.tcpSocket) || !has(self.postStart.tcpSocket.host) || self.postStart.tcpSocket.host == '')",message="lifecycle tcpSocket.host must not be set: a lifecycle hook calls the pod itself"
 	Lifecycle *corev1.Lifecycle `json:"lifecycle,omitempty"`
 
 	// strategy tunes the Deployment's rolling update.
