@@ -195,7 +195,8 @@ func ingressURL(ing *ObservedIngress) string {
 // replicas match), its controller has observed that generation, and every desired replica is
 // updated and available with no old pod left. d is nil when no Deployment is observed. Pods of the
 // current spec that cannot start (trouble, nil for none) make it Degraded with their reason at
-// once, without waiting for the Deployment's progress deadline.
+// once, without waiting for the Deployment's progress deadline; so does a Deployment of the
+// current spec that reports ReplicaFailure, with the apiserver's reason (createFailureReason).
 func rollout(p *Parent, d *ObservedDeployment, hash string, desired int32, trouble *podTrouble) (webappv1.Phase, string, string) {
 	if d == nil {
 		return webappv1.PhasePending, webappv1.ReasonDeploymentMissing, fmt.Sprintf("Waiting for Deployment %s to be created.", p.Name)

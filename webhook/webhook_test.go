@@ -336,6 +336,7 @@ func TestExamples(t *testing.T) {
 		"crash-loop":         "Degraded",
 		"configmap-missing":  "Degraded",
 		"config-changed":     "Progressing",
+		"quota-exceeded":     "Degraded",
 	}
 	files, err := filepath.Glob(filepath.Join("..", "examples", "*.request.json"))
 	if err != nil || len(files) != len(wantPhase) {
