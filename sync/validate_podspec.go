@@ -107,14 +107,20 @@ func validateProfile(p profile, fld *field.Path) field.ErrorList {
 // validateScheduling reports node selectors, tolerations, affinity and spread constraints the
 // apiserver would refuse, and a priorityClassName that cannot name a PriorityClass.
 func validateScheduling(spec *webappv1.WebAppSpec, fld *field.Path) field.ErrorList {
-	errs := metav1validation.ValidateLabels(spec.NodeSelector, fld.Child("nodeSelector"))
+	var errs field.ErrorList
+	if len(spec.NodeSelector) > 0 {
+		errs = metav1validation.ValidateLabels(spec.NodeSelector, fld.Child("nodeSelector"))
+	}
 	for i, t := range spec.Tolerations {
 		errs = append(errs, validateToleration(t, fld.Child("tolerations").Index(i))...)
 	}
 	errs = append(errs, validateAffinity(spec.Affinity, fld.Child("affinity"))...)
 	type pair struct{ key, when string }
-	seen := map[pair]bool{}
+	var seen map[pair]bool
 	for i, c := range spec.TopologySpreadConstraints {
+		if seen == nil {
+			seen = map[pair]bool{}
+		}
 		idx := fld.Child("topologySpreadConstraints").Index(i)
 		errs = append(errs, validateSpread(c, idx)...)
 		if k := (pair{c.TopologyKey, string(c.WhenUnsatisfiable)}); seen[k] {
@@ -349,16 +355,21 @@ var OwnedPodAnnotations = []string{AnnotationConfigHash}
 // validatePodMetadata reports podLabels and podAnnotations that are not valid labels or
 // annotations, or that set a key the hook owns (naming the key).
 func validatePodMetadata(spec *webappv1.WebAppSpec, fld *field.Path) field.ErrorList {
-	errs := metav1validation.ValidateLabels(spec.PodLabels, fld.Child("podLabels"))
-	for _, k := range slices.Sorted(maps.Keys(spec.PodLabels)) {
-		if slices.Contains(OwnedPodLabels, k) {
-			errs = append(errs, field.Forbidden(fld.Child("podLabels").Key(k), "the hook sets this label itself"))
+	var errs field.ErrorList
+	if len(spec.PodLabels) > 0 {
+		errs = append(errs, metav1validation.ValidateLabels(spec.PodLabels, fld.Child("podLabels"))...)
+		for _, k := range slices.Sorted(maps.Keys(spec.PodLabels)) {
+			if slices.Contains(OwnedPodLabels, k) {
+				errs = append(errs, field.Forbidden(fld.Child("podLabels").Key(k), "the hook sets this label itself"))
+			}
 		}
 	}
-	errs = append(errs, apivalidation.ValidateAnnotations(spec.PodAnnotations, fld.Child("podAnnotations"))...)
-	for _, k := range slices.Sorted(maps.Keys(spec.PodAnnotations)) {
-		if slices.Contains(OwnedPodAnnotations, k) {
-			errs = append(errs, field.Forbidden(fld.Child("podAnnotations").Key(k), "the hook sets this annotation itself"))
+	if len(spec.PodAnnotations) > 0 {
+		errs = append(errs, apivalidation.ValidateAnnotations(spec.PodAnnotations, fld.Child("podAnnotations"))...)
+		for _, k := range slices.Sorted(maps.Keys(spec.PodAnnotations)) {
+			if slices.Contains(OwnedPodAnnotations, k) {
+				errs = append(errs, field.Forbidden(fld.Child("podAnnotations").Key(k), "the hook sets this annotation itself"))
+			}
 		}
 	}
 	return errs
