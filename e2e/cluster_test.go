@@ -111,7 +111,9 @@ func startControlPlane(ctx context.Context, bin string) (cp *controlPlane, err e
 		"--service-account-signing-key-file", keyFile,
 		"--service-account-issuer", "https://kubernetes.default.svc",
 		"--service-cluster-ip-range", "10.96.0.0/16",
-		"--disable-admission-plugins", "ServiceAccount,TaintNodesByCondition",
+		// The ServiceAccount plugin refuses pods of a ServiceAccount that does not exist, as in
+		// every real cluster (TestMetacontrollerProduction).
+		"--disable-admission-plugins", "TaintNodesByCondition",
 	); err != nil {
 		return cp, err
 	}
@@ -127,8 +129,9 @@ func startControlPlane(ctx context.Context, bin string) (cp *controlPlane, err e
 		"--kubeconfig", kubeconfig,
 		"--leader-elect=false",
 		// clusterrole-aggregation fills edit, admin and view from the roles labelled
-		// aggregate-to-*, such as webapp-edit and webapp-view.
-		"--controllers", "deployment,replicaset,garbagecollector,namespace,serviceaccount,disruption,horizontalpodautoscaling,clusterrole-aggregation",
+		// aggregate-to-*, such as webapp-edit and webapp-view; resourcequota reports the use
+		// that quota admission compares with.
+		"--controllers", "deployment,replicaset,garbagecollector,namespace,serviceaccount,disruption,horizontalpodautoscaling,clusterrole-aggregation,resourcequota",
 		"--secure-port", "0",
 		// Rates that let the scale benchmark's thousands of pods come and go at the speed of a
 		// real cluster's control plane, not of client-go's defaults.

@@ -257,6 +257,12 @@ func (k *kube) namespace(t *testing.T, prefix string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { k.do("DELETE", "/api/v1/namespaces/"+name, "", nil) })
+	// Until the ServiceAccount controller has made the namespace's default ServiceAccount, the
+	// apiserver refuses its pods, as in any cluster; wait for it, so that no test meets that race.
+	waitFor(t, name+"'s default ServiceAccount", 30*time.Second, func() (bool, error) {
+		sa, err := k.get("v1", "ServiceAccount", name, "default")
+		return sa != nil, err
+	})
 	return name
 }
 

@@ -2,6 +2,7 @@ package sync
 
 import (
 	"maps"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -91,6 +92,8 @@ func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, sel
 	}
 	container.ReadinessProbe, container.StartupProbe = healthProbes(spec)
 	container.LivenessProbe = spec.LivenessProbe
+	container.Lifecycle = lifecycle(spec)
+	container.SecurityContext = containerSecurityContext(spec)
 	var volumes []corev1.Volume
 	for _, v := range spec.Volumes {
 		volumes = append(volumes, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{ConfigMap: v.ConfigMap, Secret: v.Secret, EmptyDir: v.EmptyDir}})
@@ -103,19 +106,24 @@ func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, sel
 			Replicas: replicas,
 			Selector: selector,
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: pods},
+				ObjectMeta: metav1.ObjectMeta{Labels: templateLabels(pods, spec.PodLabels), Annotations: templateAnnotations(spec.PodAnnotations, configHash)},
 				Spec: corev1.PodSpec{
-					Containers:         []corev1.Container{container},
-					Volumes:            volumes,
-					ImagePullSecrets:   spec.ImagePullSecrets,
-					ServiceAccountName: spec.ServiceAccountName,
+					Containers:                    []corev1.Container{container},
+					Volumes:                       volumes,
+					ImagePullSecrets:              spec.ImagePullSecrets,
+					ServiceAccountName:            spec.ServiceAccountName,
+					AutomountServiceAccountToken:  automountToken(spec),
+					SecurityContext:               podSecurityContext(spec),
+					NodeSelector:                  spec.NodeSelector,
+					Tolerations:                   spec.Tolerations,
+					Affinity:                      spec.Affinity,
+					TopologySpreadConstraints:     spreadConstraints(spec.TopologySpreadConstraints, selector),
+					PriorityClassName:             spec.PriorityClassName,
+					TerminationGracePeriodSeconds: spec.TerminationGracePeriodSeconds,
 				},
 			},
 			ProgressDeadlineSeconds: spec.ProgressDeadlineSeconds,
 		},
-	}
-	if configHash != "" {
-		d.Spec.Template.Annotations = map[string]string{AnnotationConfigHash: configHash}
 	}
 	if st := spec.Strategy; st != nil {
 		d.Spec.Strategy = appsv1.DeploymentStrategy{
@@ -129,6 +137,69 @@ func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, sel
 	}
 	d.Annotations = map[string]string{AnnotationSpecHash: SpecHash(&hashed)}
 	return d
+}
+
+// templateLabels are the pod template's labels: the pod labels (which the Service selects) and
+// spec.podLabels, which ValidateSpec keeps off the hook's own keys. It returns pods itself when
+// there are no podLabels, and otherwise a new map, so that podLabels never reach the Deployment's
+// labels, its selector or the Service's.
+func templateLabels(pods, extra map[string]string) map[string]string {
+	if len(extra) == 0 {
+		return pods
+	}
+	merged := make(map[string]string, len(pods)+len(extra))
+	maps.Copy(merged, extra)
+	maps.Copy(merged, pods)
+	return merged
+}
+
+// templateAnnotations are the pod template's annotations: spec.podAnnotations and, when not "",
+// configHash as AnnotationConfigHash; nil when there are neither.
+func templateAnnotations(extra map[string]string, configHash string) map[string]string {
+	if len(extra) == 0 && configHash == "" {
+		return nil
+	}
+	merged := make(map[string]string, len(extra)+1)
+	maps.Copy(merged, extra)
+	if configHash != "" {
+		merged[AnnotationConfigHash] = configHash
+	}
+	return merged
+}
+
+// LabelPodTemplateHash is the label the Deployment controller gives each ReplicaSet's pods, one
+// value per pod template.
+const LabelPodTemplateHash = "pod-template-hash"
+
+// spreadConstraints are the pod's topologySpreadConstraints: spec's, where each one without a
+// labelSelector spreads the WebApp's own pods, those of selector, and of the same pod template
+// (matchLabelKeys LabelPodTemplateHash), so that a rollout's new pods spread among themselves
+// rather than against the old ones that are about to go. It copies what it changes.
+func spreadConstraints(spec []corev1.TopologySpreadConstraint, selector *metav1.LabelSelector) []corev1.TopologySpreadConstraint {
+	if len(spec) == 0 {
+		return nil
+	}
+	out := make([]corev1.TopologySpreadConstraint, len(spec))
+	for i, c := range spec {
+		if c.LabelSelector == nil {
+			c.LabelSelector = selector.DeepCopy()
+			if !slices.Contains(c.MatchLabelKeys, LabelPodTemplateHash) {
+				c.MatchLabelKeys = append(slices.Clip(c.MatchLabelKeys), LabelPodTemplateHash)
+			}
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// lifecycle is the container's lifecycle: spec.lifecycle as given, or, with
+// shutdownDelaySeconds, a preStop hook that sleeps that long, so that the endpoints drop a
+// terminating pod before it gets SIGTERM; nil otherwise.
+func lifecycle(spec *webappv1.WebAppSpec) *corev1.Lifecycle {
+	if spec.Lifecycle != nil || spec.ShutdownDelaySeconds == nil {
+		return spec.Lifecycle
+	}
+	return &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: int64(*spec.ShutdownDelaySeconds)}}}
 }
 
 // replicasFor is the replica count the Deployment is answered with. Without autoscaling it is
@@ -237,10 +308,17 @@ func desiredDisruptionBudget(p *Parent, labels map[string]string, selector *meta
 	if db == nil || plannedReplicas(&p.Spec) < MinReplicasForDisruptionBudget {
 		return nil
 	}
+	// A pod that is not Ready may always be evicted, so that a WebApp whose every pod crash-loops
+	// cannot block a node drain, as the Kubernetes docs recommend.
+	alwaysAllow := policyv1.AlwaysAllow
 	return &policyv1.PodDisruptionBudget{
 		TypeMeta:   DisruptionBudgetKind.TypeMeta(),
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
-		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: db.MaxUnavailable, Selector: selector},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MaxUnavailable:             db.MaxUnavailable,
+			Selector:                   selector,
+			UnhealthyPodEvictionPolicy: &alwaysAllow,
+		},
 	}
 }
 

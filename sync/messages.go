@@ -39,9 +39,17 @@ const maxQuoted = 80
 // kubelet, the scheduler): s itself, or its first maxQuoted characters and "…" when it is
 // longer, so that a status stays short and the same from one call to the next. It reads no more
 // of s than it returns, however long s is.
-func short(s string) string {
+func short(s string) string { return cut(s, maxQuoted) }
+
+// maxQuotedMessage bounds how much of a message from elsewhere that explains itself at length
+// (the apiserver's refusal of a pod) the status repeats.
+const maxQuotedMessage = 240
+
+// cut returns s itself, or its first max characters and "…" when it is longer, reading no more
+// of s than it returns.
+func cut(s string, max int) string {
 	n, end := 0, 0
-	for end < len(s) && n < maxQuoted {
+	for end < len(s) && n < max {
 		_, size := utf8.DecodeRuneInString(s[end:])
 		end += size
 		n++

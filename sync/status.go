@@ -208,7 +208,8 @@ func ingressURL(ing *ObservedIngress) string {
 // replicas match), its controller has observed that generation, and every desired replica is
 // updated and available with no old pod left. d is nil when no Deployment is observed. Pods of the
 // current spec that cannot start (trouble, nil for none) make it Degraded with their reason at
-// once, without waiting for the Deployment's progress deadline.
+// once, without waiting for the Deployment's progress deadline; so does a Deployment of the
+// current spec that reports ReplicaFailure, with the apiserver's reason (createFailureReason).
 func rollout(p *Parent, d *ObservedDeployment, hash string, desired int32, trouble *podTrouble) (webappv1.Phase, string, string) {
 	if d == nil {
 		return webappv1.PhasePending, webappv1.ReasonDeploymentMissing, fmt.Sprintf("Waiting for Deployment %s to be created.", p.Name)
@@ -225,6 +226,10 @@ func rollout(p *Parent, d *ObservedDeployment, hash string, desired int32, troub
 		return progressing(fmt.Sprintf("Waiting for Deployment %s to be updated to the current spec.", p.Name))
 	case st.ObservedGeneration < d.Generation:
 		return progressing(fmt.Sprintf("Waiting for Deployment %s's controller to observe generation %d.", p.Name, d.Generation))
+	}
+	if c := deploymentCondition(st, appsv1.DeploymentReplicaFailure); c != nil && c.Status == string(corev1.ConditionTrue) {
+		return webappv1.PhaseDegraded, createFailureReason(c),
+			fmt.Sprintf("Deployment %s cannot create pods: %s", p.Name, sentence(cut(refusal(c.Message), maxQuotedMessage)))
 	}
 	if c := deploymentCondition(st, appsv1.DeploymentProgressing); c != nil && c.Reason == "ProgressDeadlineExceeded" {
 		return webappv1.PhaseDegraded, webappv1.ReasonProgressDeadlineExceeded,
@@ -243,6 +248,31 @@ func rollout(p *Parent, d *ObservedDeployment, hash string, desired int32, troub
 		return webappv1.PhaseReady, webappv1.ReasonRolloutComplete, "Scaled to zero."
 	}
 	return webappv1.PhaseReady, webappv1.ReasonRolloutComplete, fmt.Sprintf("All %s available and up to date.", count(int(desired), "replica"))
+}
+
+// createFailureReason is the Ready reason for a Deployment's ReplicaFailure condition c: a finer
+// reason when the apiserver's message shows one, else the condition's own (FailedCreate).
+func createFailureReason(c *ObservedCondition) string {
+	m := c.Message
+	switch {
+	case strings.Contains(m, "exceeded quota") || strings.Contains(m, "failed quota") || strings.Contains(m, "status unknown for quota"):
+		return webappv1.ReasonQuotaExceeded
+	case strings.Contains(m, "violates PodSecurity"):
+		return webappv1.ReasonPodSecurityViolation
+	case strings.Contains(m, "error looking up service account"):
+		return webappv1.ReasonServiceAccountMissing
+	}
+	return cmp.Or(c.Reason, webappv1.ReasonFailedCreate)
+}
+
+// refusal is the apiserver's refusal of a pod without the pod's name, which changes with every
+// attempt: `pods "web-5d8c7-x2kq" is forbidden: exceeded quota: …` becomes `exceeded quota: …`,
+// so that the status stays the same from one call to the next.
+func refusal(m string) string {
+	if _, rest, ok := strings.Cut(m, " is forbidden: "); ok {
+		return rest
+	}
+	return m
 }
 
 // deploymentCondition returns the Deployment condition of type t whose status is known, or nil.

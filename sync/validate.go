@@ -65,6 +65,10 @@ func ValidateSpec(spec *webappv1.WebAppSpec, fld *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(fld.Child("serviceAccountName"), short(name), msgs[0]))
 		}
 	}
+	errs = append(errs, validateSecurity(spec, fld)...)
+	errs = append(errs, validateScheduling(spec, fld)...)
+	errs = append(errs, validatePodMetadata(spec, fld)...)
+	errs = append(errs, validateShutdown(spec, fld)...)
 	errs = append(errs, validateStrategy(spec.Strategy, fld.Child("strategy"))...)
 	if d := spec.ProgressDeadlineSeconds; d != nil && *d < 1 {
 		errs = append(errs, field.Invalid(fld.Child("progressDeadlineSeconds"), *d, "must be greater than or equal to 1"))

@@ -251,7 +251,11 @@ func TestSyncDisruptionBudget(t *testing.T) {
 	equal(t, "PodDisruptionBudget", pdb, &policyv1.PodDisruptionBudget{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
 		ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: "default", Labels: labels},
-		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: labels}},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MaxUnavailable:             ptr(intstr.FromInt32(1)),
+			Selector:                   &metav1.LabelSelector{MatchLabels: labels},
+			UnhealthyPodEvictionPolicy: ptr(policyv1.AlwaysAllow), // an unhealthy pod never blocks a drain
+		},
 	})
 	dep, _ := desired(t, two)
 	tests := []struct {
@@ -368,6 +372,47 @@ func TestSyncInvalidWorkload(t *testing.T) {
 		{"ingress tls without a Secret", func(s *webappv1.WebAppSpec) { s.Ingress.TLS = &webappv1.IngressTLS{} }, "spec.ingress.tls.secretName: Required value"},
 		{"ingress annotation with a bad name", func(s *webappv1.WebAppSpec) { s.Ingress.Annotations = map[string]string{"not a key": "x"} }, `spec.ingress.annotations: Invalid value: "not a key": name part must consist of`},
 		{"disruptionBudget below zero", func(s *webappv1.WebAppSpec) { s.DisruptionBudget.MaxUnavailable = ptr(intstr.FromInt32(-1)) }, "spec.disruptionBudget.maxUnavailable: Invalid value: -1: must be greater than or equal to 0"},
+		{"an unknown securityProfile", func(s *webappv1.WebAppSpec) { s.SecurityProfile = "baseline" }, `spec.securityProfile: Unsupported value: "baseline": supported values: "restricted", "none"`},
+		{"a negative runAsUser", func(s *webappv1.WebAppSpec) { s.PodSecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr(int64(-1))} }, "spec.podSecurityContext.runAsUser: Invalid value: -1: must be greater than or equal to 0"},
+		{"a Localhost seccomp profile without a name", func(s *webappv1.WebAppSpec) {
+			s.SecurityContext = &corev1.SecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeLocalhost}}
+		}, "spec.securityContext.seccompProfile.localhostProfile: Required value: when type is Localhost"},
+		{"a nodeSelector that is no label", func(s *webappv1.WebAppSpec) { s.NodeSelector = map[string]string{"pool": "not a value"} }, `spec.nodeSelector: Invalid value: "not a value"`},
+		{"a toleration with an unknown operator", func(s *webappv1.WebAppSpec) { s.Tolerations = []corev1.Toleration{{Key: "k", Operator: "Like"}} }, `spec.tolerations[0].operator: Unsupported value: "Like"`},
+		{"a toleration with seconds but no NoExecute", func(s *webappv1.WebAppSpec) {
+			s.Tolerations = []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule, TolerationSeconds: ptr(int64(5))}}
+		}, `spec.tolerations[0].effect: Invalid value: "NoSchedule": must be NoExecute when tolerationSeconds is set`},
+		{"node affinity with no term", func(s *webappv1.WebAppSpec) {
+			s.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{}}}
+		}, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms: Required value"},
+		{"pod anti-affinity without a topologyKey", func(s *webappv1.WebAppSpec) {
+			s.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{}}}}
+		}, "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey: Required value"},
+		{"a spread constraint with maxSkew 0", func(s *webappv1.WebAppSpec) {
+			s.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{TopologyKey: "zone", WhenUnsatisfiable: corev1.DoNotSchedule}}
+		}, "spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than or equal to 1"},
+		{"a spread constraint with an unknown whenUnsatisfiable", func(s *webappv1.WebAppSpec) {
+			s.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "zone", WhenUnsatisfiable: "Sometimes"}}
+		}, `spec.topologySpreadConstraints[0].whenUnsatisfiable: Unsupported value: "Sometimes"`},
+		{"a bad priorityClassName", func(s *webappv1.WebAppSpec) { s.PriorityClassName = "High_Priority" }, `spec.priorityClassName: Invalid value: "High_Priority": a lowercase RFC 1123 subdomain`},
+		{"a podLabel the hook owns", func(s *webappv1.WebAppSpec) { s.PodLabels = map[string]string{sync.LabelInstance: "other"} }, "spec.podLabels[app.kubernetes.io/instance]: Forbidden: the hook sets this label itself"},
+		{"pod-template-hash in podLabels", func(s *webappv1.WebAppSpec) { s.PodLabels = map[string]string{"pod-template-hash": "x"} }, "spec.podLabels[pod-template-hash]: Forbidden: the hook sets this label itself"},
+		{"a podAnnotation the hook owns", func(s *webappv1.WebAppSpec) { s.PodAnnotations = map[string]string{sync.AnnotationConfigHash: "x"} }, "spec.podAnnotations[webapp.example.com/config-hash]: Forbidden: the hook sets this annotation itself"},
+		{"a podAnnotation with a bad name", func(s *webappv1.WebAppSpec) { s.PodAnnotations = map[string]string{"not a key": "x"} }, `spec.podAnnotations: Invalid value: "not a key": name part must consist of`},
+		{"a shutdown delay as long as the default grace period", func(s *webappv1.WebAppSpec) { s.ShutdownDelaySeconds = ptr(int32(30)) },
+			"spec.shutdownDelaySeconds: Invalid value: 30: must be less than terminationGracePeriodSeconds (30), or the pod is killed before it stops"},
+		{"a shutdown delay longer than the grace period", func(s *webappv1.WebAppSpec) {
+			s.ShutdownDelaySeconds, s.TerminationGracePeriodSeconds = ptr(int32(20)), ptr(int64(10))
+		}, "spec.shutdownDelaySeconds: Invalid value: 20: must be less than terminationGracePeriodSeconds (10)"},
+		{"a shutdown delay of 0", func(s *webappv1.WebAppSpec) { s.ShutdownDelaySeconds = ptr(int32(0)) }, "spec.shutdownDelaySeconds: Invalid value: 0: must be between 1 and 3600, inclusive"},
+		{"a negative grace period", func(s *webappv1.WebAppSpec) { s.TerminationGracePeriodSeconds = ptr(int64(-1)) }, "spec.terminationGracePeriodSeconds: Invalid value: -1: must be greater than or equal to 0"},
+		{"a preStop hook with no action", func(s *webappv1.WebAppSpec) { s.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{}} }, "spec.lifecycle.preStop: Invalid value: needs exactly one of exec, httpGet, tcpSocket or sleep, got 0"},
+		{"a preStop hook calling another host", func(s *webappv1.WebAppSpec) {
+			s.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Host: "169.254.169.254", Port: intstr.FromInt32(80)}}}
+		}, "spec.lifecycle.preStop.httpGet.host: Forbidden: a lifecycle hook calls the pod itself"},
+		{"a preStop sleep longer than the grace period", func(s *webappv1.WebAppSpec) {
+			s.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 40}}}
+		}, "spec.lifecycle.preStop.sleep.seconds: Invalid value: 40: must be between 0 and terminationGracePeriodSeconds (30)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

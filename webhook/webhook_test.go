@@ -336,6 +336,7 @@ func TestExamples(t *testing.T) {
 		"crash-loop":         "Degraded",
 		"configmap-missing":  "Degraded",
 		"config-changed":     "Progressing",
+		"quota-exceeded":     "Degraded",
 		"route-accepted":     "Ready",
 		"route-refused":      "Ready", // Ready does not wait for the Gateway: Routed says it refused
 		"route-disabled":     "Ready", // without the component: no HTTPRoute, the rest as ever

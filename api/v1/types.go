@@ -60,6 +60,9 @@ type WebApp struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.ingress) || has(self.port)",message="ingress needs port: the Ingress routes to the Service that port makes",fieldPath=".ingress"
 // +kubebuilder:validation:XValidation:rule="!has(self.route) || has(self.port)",message="route needs port: the HTTPRoute routes to the Service that port makes",fieldPath=".route"
 // +kubebuilder:validation:XValidation:rule="!has(self.healthCheck) || has(self.healthCheck.port) || has(self.port)",message="healthCheck needs a port: set healthCheck.port or port",fieldPath=".healthCheck"
+// +kubebuilder:validation:XValidation:rule="!has(self.lifecycle) || !has(self.lifecycle.preStop) || !has(self.lifecycle.preStop.sleep) || (self.lifecycle.preStop.sleep.seconds >= 0 && self.lifecycle.preStop.sleep.seconds <= (has(self.terminationGracePeriodSeconds) ? self.terminationGracePeriodSeconds : 30))",message="a lifecycle preStop sleep must be between 0 and terminationGracePeriodSeconds (30 when unset)",fieldPath=".lifecycle"
+// +kubebuilder:validation:XValidation:rule="!has(self.lifecycle) || !has(self.lifecycle.postStart) || !has(self.lifecycle.postStart.sleep) || (self.lifecycle.postStart.sleep.seconds >= 0 && self.lifecycle.postStart.sleep.seconds <= (has(self.terminationGracePeriodSeconds) ? self.terminationGracePeriodSeconds : 30))",message="a lifecycle postStart sleep must be between 0 and terminationGracePeriodSeconds (30 when unset)",fieldPath=".lifecycle"
+// +kubebuilder:validation:XValidation:rule="!has(self.shutdownDelaySeconds) || self.shutdownDelaySeconds < (has(self.terminationGracePeriodSeconds) ? self.terminationGracePeriodSeconds : 30)",message="shutdownDelaySeconds must be less than terminationGracePeriodSeconds (30 when unset), or the pod is killed before it stops",fieldPath=".shutdownDelaySeconds"
 type WebAppSpec struct {
 	// image is the container image to run, as a reference such as "nginx:1.27" or
 	// "registry.example.com/team/app@sha256:...". Changing it starts a rolling update.
@@ -171,6 +174,121 @@ type WebAppSpec struct {
 	// platform team set one); "none" opts out of that default.
 	// +optional
 	SecurityProfile SecurityProfile `json:"securityProfile,omitempty"`
+
+	// podSecurityContext is the pod's securityContext, as in a Pod. A field set here wins over
+	// the one securityProfile would set.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="[self.?runAsUser, self.?runAsGroup, self.?fsGroup].all(id, !id.hasValue() || id.value() >= 0)",message="runAsUser, runAsGroup and fsGroup must be at least 0"
+	// +kubebuilder:validation:XValidation:rule="!has(self.supplementalGroups) || self.supplementalGroups.all(g, g >= 0)",message="supplementalGroups must be at least 0"
+	// +kubebuilder:validation:XValidation:rule="!has(self.seccompProfile) || self.seccompProfile.type in ['RuntimeDefault', 'Unconfined', 'Localhost']",message="seccompProfile.type must be RuntimeDefault, Unconfined or Localhost"
+	// +kubebuilder:validation:XValidation:rule="!has(self.seccompProfile) || (self.seccompProfile.type == 'Localhost') == (has(self.seccompProfile.localhostProfile) && self.seccompProfile.localhostProfile != '')",message="seccompProfile.localhostProfile is set exactly when type is Localhost"
+	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
+
+	// securityContext is the container's securityContext, as in a Pod. A field set here wins
+	// over the one securityProfile would set; capabilities.add and capabilities.drop count as
+	// two fields.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="[self.?runAsUser, self.?runAsGroup].all(id, !id.hasValue() || id.value() >= 0)",message="runAsUser and runAsGroup must be at least 0"
+	// +kubebuilder:validation:XValidation:rule="!has(self.seccompProfile) || self.seccompProfile.type in ['RuntimeDefault', 'Unconfined', 'Localhost']",message="seccompProfile.type must be RuntimeDefault, Unconfined or Localhost"
+	// +kubebuilder:validation:XValidation:rule="!has(self.seccompProfile) || (self.seccompProfile.type == 'Localhost') == (has(self.seccompProfile.localhostProfile) && self.seccompProfile.localhostProfile != '')",message="seccompProfile.localhostProfile is set exactly when type is Localhost"
+	// +kubebuilder:validation:XValidation:rule="!has(self.procMount) || self.procMount in ['Default', 'Unmasked']",message="procMount must be Default or Unmasked"
+	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
+
+	// automountServiceAccountToken says whether the ServiceAccount's token is mounted into the
+	// pods, as in a Pod. Unset, the ServiceAccount decides, unless securityProfile is restricted
+	// without a serviceAccountName, which mounts none.
+	// +optional
+	AutomountServiceAccountToken *bool `json:"automountServiceAccountToken,omitempty"`
+
+	// nodeSelector are node labels a node must carry for the pods to run on it, as in a Pod.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.size() <= 317 && k.substring(k.lastIndexOf('/') + 1).size() <= 63 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$'))",message="nodeSelector keys must be label keys: an optional DNS subdomain prefix and /, then at most 63 letters, digits, '-', '_' or '.'"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, self[k].size() <= 63)",message="nodeSelector values must be label values, at most 63 characters"
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// tolerations let the pods run on nodes with matching taints, as in a Pod.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.operator) || t.operator in ['Equal', 'Exists'])",message="a toleration's operator must be Equal or Exists"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.tolerationSeconds) || (has(t.effect) && t.effect == 'NoExecute'))",message="a toleration with tolerationSeconds needs effect NoExecute"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.operator) || t.operator != 'Exists' || !has(t.value) || t.value == '')",message="a toleration with operator Exists takes no value"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, (has(t.key) && t.key != '') || (has(t.operator) && t.operator == 'Exists'))",message="a toleration without a key needs operator Exists"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.effect) || t.effect in ['', 'NoSchedule', 'PreferNoSchedule', 'NoExecute'])",message="a toleration's effect must be NoSchedule, PreferNoSchedule or NoExecute"
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// affinity constrains the nodes the pods run on, and how they sit next to other pods, as in
+	// a Pod.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="!has(self.nodeAffinity) || !has(self.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution) || self.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms.size() > 0",message="nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution needs at least one node selector term"
+	// +kubebuilder:validation:XValidation:rule="!has(self.nodeAffinity) || !has(self.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution) || self.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution.all(p, p.weight >= 1 && p.weight <= 100)",message="a preference's weight must be between 1 and 100"
+	// +kubebuilder:validation:XValidation:rule="!has(self.podAffinity) || !has(self.podAffinity.requiredDuringSchedulingIgnoredDuringExecution) || self.podAffinity.requiredDuringSchedulingIgnoredDuringExecution.all(t, t.topologyKey != '')",message="a podAffinity term needs a topologyKey"
+	// +kubebuilder:validation:XValidation:rule="!has(self.podAntiAffinity) || !has(self.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution) || self.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution.all(t, t.topologyKey != '')",message="a podAntiAffinity term needs a topologyKey"
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// topologySpreadConstraints spread the pods across zones, nodes or other topology domains,
+	// as in a Pod. A constraint without a labelSelector spreads the WebApp's own pods: it gets
+	// the pods' selector and matchLabelKeys [pod-template-hash], so that each rollout's pods
+	// spread on their own instead of skewing against the old ones (kubernetes/kubernetes#98215).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(c, c.maxSkew >= 1)",message="a spread constraint's maxSkew must be at least 1"
+	// +kubebuilder:validation:XValidation:rule="self.all(c, c.whenUnsatisfiable in ['DoNotSchedule', 'ScheduleAnyway'])",message="a spread constraint's whenUnsatisfiable must be DoNotSchedule or ScheduleAnyway"
+	// +kubebuilder:validation:XValidation:rule="self.all(c, !has(c.minDomains) || (c.minDomains >= 1 && c.whenUnsatisfiable == 'DoNotSchedule'))",message="a spread constraint's minDomains must be at least 1, and needs whenUnsatisfiable DoNotSchedule"
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+
+	// priorityClassName is the PriorityClass of the pods, as in a Pod. Empty means the cluster's
+	// default priority.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+
+	// podLabels are added to the pod template's labels, for meshes, scrapers and policies. They
+	// never reach the Deployment's own labels or its selector. The keys the hook sets itself
+	// (app.kubernetes.io/name, app.kubernetes.io/instance, app.kubernetes.io/managed-by) and
+	// pod-template-hash are refused.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="!['app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/managed-by', 'pod-template-hash'].exists(k, k in self)",message="podLabels must not set app.kubernetes.io/name, app.kubernetes.io/instance, app.kubernetes.io/managed-by or pod-template-hash: the hook sets them"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.size() <= 317 && k.substring(k.lastIndexOf('/') + 1).size() <= 63 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$'))",message="podLabels keys must be label keys: an optional DNS subdomain prefix and /, then at most 63 letters, digits, '-', '_' or '.'"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, self[k].size() <= 63)",message="podLabels values must be label values, at most 63 characters"
+	PodLabels map[string]string `json:"podLabels,omitempty"`
+
+	// podAnnotations are added to the pod template's annotations. They never reach the
+	// Deployment's own annotations. webapp.example.com/config-hash, which the hook sets itself,
+	// is refused.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="!['webapp.example.com/config-hash'].exists(k, k in self)",message="podAnnotations must not set webapp.example.com/config-hash: the hook sets it"
+	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
+
+	// shutdownDelaySeconds keeps a terminating pod serving for that many seconds before it gets
+	// SIGTERM: a preStop hook sleeps, so that the Service's endpoints drop the pod first and a
+	// rollout loses no request. It must be less than terminationGracePeriodSeconds (30 when
+	// unset). An explicit lifecycle replaces the hook it makes.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=3600
+	ShutdownDelaySeconds *int32 `json:"shutdownDelaySeconds,omitempty"`
+
+	// terminationGracePeriodSeconds is how long a terminating pod has, preStop hook included,
+	// before it is killed, as in a Pod. The pod's default is 30.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
+
+	// lifecycle is the container's lifecycle hooks, as in a Pod. When set, it is used as given,
+	// and shutdownDelaySeconds makes no preStop hook.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="(!has(self.preStop) || !has(self.preStop.httpGet) || !has(self.preStop.httpGet.host) || self.preStop.httpGet.host == '') && (!has(self.postStart) || !has(self.postStart.httpGet) || !has(self.postStart.httpGet.host) || self.postStart.httpGet.host == '')",message="lifecycle httpGet.host must not be set: a lifecycle hook calls the pod itself"
+	// +kubebuilder:validation:XValidation:rule="(!has(self.preStop) || !has(self.preStop.tcpSocket) || !has(self.preStop.tcpSocket.host) || self.preStop.tcpSocket.host == '') && (!has(self.postStart) || !has(self.postStart.tcpSocket) || !has(self.postStart.tcpSocket.host) || self.postStart.tcpSocket.host == '')",message="lifecycle tcpSocket.host must not be set: a lifecycle hook calls the pod itself"
+	// +kubebuilder:validation:XValidation:rule="!has(self.preStop) || [has(self.preStop.exec), has(self.preStop.httpGet), has(self.preStop.tcpSocket), has(self.preStop.sleep)].filter(x, x).size() == 1",message="preStop needs exactly one of exec, httpGet, tcpSocket or sleep"
+	// +kubebuilder:validation:XValidation:rule="!has(self.postStart) || [has(self.postStart.exec), has(self.postStart.httpGet), has(self.postStart.tcpSocket), has(self.postStart.sleep)].filter(x, x).size() == 1",message="postStart needs exactly one of exec, httpGet, tcpSocket or sleep"
+	Lifecycle *corev1.Lifecycle `json:"lifecycle,omitempty"`
 
 	// strategy tunes the Deployment's rolling update.
 	// +optional
@@ -575,6 +693,22 @@ const (
 	// names it.
 	ReasonConfigMapMissing = "ConfigMapMissing"
 	ReasonSecretMissing    = "SecretMissing"
+)
+
+// Reasons of the Ready condition, with PhaseDegraded, when the Deployment reports ReplicaFailure:
+// its ReplicaSet cannot create pods. The message quotes the apiserver's refusal.
+const (
+	// ReasonFailedCreate: pods cannot be created, for a reason none of the finer ones names (a
+	// LimitRange, say).
+	ReasonFailedCreate = "FailedCreate"
+	// ReasonQuotaExceeded: a ResourceQuota of the namespace refuses the pods.
+	ReasonQuotaExceeded = "QuotaExceeded"
+	// ReasonPodSecurityViolation: the namespace's Pod Security level refuses the pods;
+	// spec.securityProfile restricted meets the strictest one.
+	ReasonPodSecurityViolation = "PodSecurityViolation"
+	// ReasonServiceAccountMissing: spec.serviceAccountName names a ServiceAccount that does not
+	// exist.
+	ReasonServiceAccountMissing = "ServiceAccountMissing"
 )
 
 // When pods of the current spec cannot start, the WebApp is Degraded and the Ready condition's
