@@ -80,7 +80,8 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// setup installs the WebApp CRD (and Metacontroller's, when shared), and a kwok node.
+// setup installs the WebApp CRD, the Gateway API's (standard channel), Metacontroller's when
+// shared, and a kwok node.
 func setup() error {
 	crds, err := os.ReadFile("../crds/example.com_webapps.yaml")
 	if err != nil {
@@ -88,6 +89,9 @@ func setup() error {
 	}
 	if err := installCRDs(crds); err != nil {
 		return err
+	}
+	if err := installGatewayAPI(); err != nil {
+		return fmt.Errorf("gateway API CRDs: %w", err)
 	}
 	if mc, err := os.ReadFile(metacontrollerCRDs); err == nil {
 		if err := installCRDs(mc); err != nil {
@@ -123,6 +127,36 @@ func setup() error {
 		if _, err := client.create(obj{"apiVersion": "v1", "kind": "Namespace", "metadata": obj{"name": "default"}}); err != nil {
 			return fmt.Errorf("create namespace default: %w", err)
 		}
+	}
+	return nil
+}
+
+// installGatewayAPI installs the standard channel's CRDs of the sigs.k8s.io/gateway-api module
+// this one requires, from the module cache: the CRDs of the very release whose Go types the hook
+// builds its HTTPRoutes with. (Its safe-upgrades ValidatingAdmissionPolicy, also in that folder,
+// is not a CRD and is left out.)
+func installGatewayAPI() error {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
+	if err != nil {
+		return fmt.Errorf("go list -m sigs.k8s.io/gateway-api: %w", err)
+	}
+	files, _ := filepath.Glob(filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard", "gateway.networking.k8s.io_*.yaml"))
+	var installed int
+	for _, f := range files {
+		if strings.Contains(filepath.Base(f), "_vap_") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		if err := installCRDs(b); err != nil {
+			return fmt.Errorf("%s: %w", filepath.Base(f), err)
+		}
+		installed++
+	}
+	if installed == 0 {
+		return fmt.Errorf("no CRD in %s/config/crd/standard", strings.TrimSpace(string(out)))
 	}
 	return nil
 }
@@ -395,6 +429,19 @@ func TestManifests(t *testing.T) {
 		}
 		dryRun(t, "cert-manager", docs)
 	})
+	t.Run("gateway-api component", func(t *testing.T) {
+		var cc obj
+		for _, d := range renderKustomize(t, "testdata/gateway-api") {
+			if _, kind, _, _ := identity(d); kind == "CompositeController" {
+				cc = d
+			}
+		}
+		children, _ := field(cc, "spec", "childResources").([]any)
+		if n := len(children); n == 0 || field(children[n-1], "resource") != "httproutes" || field(children[n-1], "updateStrategy", "method") != "InPlace" {
+			t.Fatalf("childResources %v; want httproutes last, updated InPlace", children)
+		}
+		dryRun(t, "gateway-api", []obj{cc})
+	})
 	t.Run("secure overlay", func(t *testing.T) {
 		docs := secureOverlay(t)
 		for _, d := range docs {
@@ -522,9 +569,11 @@ func call(t *testing.T, path string, parent obj, children []obj) hooktest.Answer
 }
 
 // childKinds are the kinds of the CompositeController's childResources, in its order.
+// The stand-in declares them all, as a CompositeController with the metacontroller/gateway-api
+// component does, the HTTPRoute last.
 var childKinds = []struct{ apiVersion, kind string }{
 	{"apps/v1", "Deployment"}, {"v1", "Service"}, {"networking.k8s.io/v1", "Ingress"}, {"policy/v1", "PodDisruptionBudget"},
-	{"autoscaling/v2", "HorizontalPodAutoscaler"},
+	{"autoscaling/v2", "HorizontalPodAutoscaler"}, {"gateway.networking.k8s.io/v1", "HTTPRoute"},
 }
 
 // observed returns the WebApp and its children as they are now.
@@ -595,6 +644,8 @@ func TestFixedPoint(t *testing.T) {
 		}},
 		{"no optional field", obj{"image": "nginx"}},
 		{"every field of examples/full.yaml", fullSpec(t)},
+		{"a route to two Gateways", obj{"image": "nginx", "port": 8080, "route": obj{"hostnames": []any{"a.example.com", "*.b.example.com"}, "path": "/api", "pathType": "Exact",
+			"parentRefs": []any{obj{"name": "public", "sectionName": "https"}, obj{"name": "shared", "namespace": "infra", "port": 443}}}}},
 		{"autoscaling", obj{"image": "nginx", "port": 8080, "resources": obj{"requests": obj{"cpu": "100m"}},
 			"autoscaling": obj{"minReplicas": 2, "maxReplicas": 5, "targetMemoryUtilizationPercentage": 75}, "disruptionBudget": obj{}}},
 	}

@@ -260,6 +260,23 @@ func TestMetacontroller(t *testing.T) {
 		}
 	})
 
+	t.Run("a route without the gateway-api component: Ready, no HTTPRoute, Routed says why", func(t *testing.T) {
+		spec := obj{"image": "nginx:1.27", "replicas": 1, "port": 8080, "route": obj{"hostnames": []any{"routed.example.com"}, "parentRefs": []any{obj{"name": "public"}}}}
+		if _, err := client.create(webApp(ns, "routed", spec)); err != nil {
+			t.Fatal(err)
+		}
+		st := waitStatus(t, ns, "routed", "Ready", 90*time.Second, phaseIs(webappv1.PhaseReady))
+		if got, msg := routedCondition(st); got != "False/GatewayAPINotEnabled" || !strings.Contains(msg, "metacontroller/gateway-api") {
+			t.Errorf("Routed = %s %q; want False/GatewayAPINotEnabled naming the component", got, msg)
+		}
+		if kinds := childrenOf(t, ns, "routed"); strings.Join(kinds, ",") != "Deployment,Service" {
+			t.Errorf("children = %v; want the Deployment and the Service, and no HTTPRoute", kinds)
+		}
+		if st.URL != "http://routed."+ns+".svc" {
+			t.Errorf("url = %q; want the Service's address", st.URL)
+		}
+	})
+
 	t.Run("PodDisruptionBudget on and off", func(t *testing.T) {
 		patchSpec(t, ns, "web", obj{"disruptionBudget": obj{"maxUnavailable": 1}})
 		waitFor(t, "the PodDisruptionBudget", 30*time.Second, func() (bool, error) {

@@ -14,16 +14,30 @@ import (
 )
 
 // relatedKinds maps the resources the stand-in's customize answer names to their kinds.
-var relatedKinds = map[string]string{"configmaps": "ConfigMap", "secrets": "Secret"}
+var relatedKinds = map[string]string{"configmaps": "ConfigMap", "secrets": "Secret", "gateways": "Gateway"}
+
+// standInController is the CompositeController the stand-in's customize requests carry: one
+// whose childResources are every kind the hook builds (childKinds), as with the
+// metacontroller/gateway-api component.
+func standInController() obj {
+	var children []any
+	for _, k := range sync.Kinds {
+		if k.Built {
+			children = append(children, obj{"apiVersion": k.APIVersion, "resource": k.Resource, "updateStrategy": obj{"method": "InPlace"}})
+		}
+	}
+	return obj{"apiVersion": "metacontroller.k8s.io/v1alpha1", "kind": "CompositeController", "metadata": obj{"name": "webapp-controller"}, "spec": obj{"childResources": children}}
+}
 
 // related does what Metacontroller does with a customize hook, for the stand-in (the hook of
-// TestMain, plain HTTP and without pod diagnosis, whose rules are all by name): it asks the hook
+// TestMain, plain HTTP and without pod diagnosis, whose rules are all by name; its
+// CompositeController manages HTTPRoutes, so Gateways are related too): it asks the hook
 // which objects are related to the parent, gets each rule's objects from the apiserver, and files
 // them like children, "Kind.apiVersion" then "namespace/name", a rule's kind present even when
 // nothing matched. The real Metacontroller covers the pods (TestMetacontrollerPodDiagnosis).
 func related(t *testing.T, parent obj) obj {
 	t.Helper()
-	body, _ := json.Marshal(obj{"controller": obj{}, "parent": parent})
+	body, _ := json.Marshal(obj{"controller": standInController(), "parent": parent})
 	resp, err := http.Post(hook.URL+"/customize", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +55,7 @@ func related(t *testing.T, parent obj) obj {
 	for _, rule := range answer.RelatedResources {
 		kind := relatedKinds[rule.Resource]
 		if kind == "" || len(rule.Names) == 0 {
-			t.Fatalf("customize rule %+v; the stand-in follows rules by name of ConfigMaps and Secrets only", rule)
+			t.Fatalf("customize rule %+v; the stand-in follows rules by name of ConfigMaps, Secrets and Gateways only", rule)
 		}
 		group := obj{}
 		groups[kind+"."+rule.APIVersion] = group

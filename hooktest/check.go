@@ -45,7 +45,8 @@ func CheckResponse(req *sync.Request, resp sync.Response) error {
 // CheckAnswer reports the first way an encoded answer breaks the hook contract for req, or nil.
 // Tests, fuzz targets and the end-to-end suite hold every answer to it:
 //   - children is a list, never null, and every child has apiVersion, kind, metadata.name and
-//     metadata.namespace, and appears once;
+//     metadata.namespace, and appears once, and is of a kind the request declares (a
+//     component's kind, such as HTTPRoute, only when the CompositeController manages it);
 //   - outside finalize, no observed child is dropped, but for the WebApp's own children of a kind
 //     the hook builds other than the Deployment (sync.Kinds: the Service, Ingress,
 //     PodDisruptionBudget or HorizontalPodAutoscaler named after it, in its namespace) when its
@@ -79,6 +80,9 @@ func CheckAnswer(req *sync.Request, answer []byte) error {
 			return fmt.Errorf("children[%d]: %s appears twice", i, id)
 		}
 		seen[id] = true
+		if k := builtKind(kind + "." + apiVersion); k != nil && !req.Declares(k) {
+			return fmt.Errorf("children[%d]: a %s, which the CompositeController does not manage without the %s component: Metacontroller would fail the sync", i, kind, k.Component)
+		}
 	}
 	if !req.Finalizing || a.Finalized == nil {
 		if a.Finalized != nil {

@@ -39,6 +39,13 @@ type CustomizeOptions struct {
 	// over plain HTTP they would cross the network in cleartext. Without it, the status says which
 	// Secrets are not tracked (webappv1.ConditionSecretsTracked).
 	Secrets bool
+	// Gateways asks for the Gateways a route attaches to, by name, to tell status.url's scheme
+	// from their listeners. Set it only when the CompositeController manages HTTPRoutes (the
+	// customize request Declares RouteKind, as with the metacontroller/gateway-api component):
+	// the Gateway API is installed then, and a related rule naming a kind the cluster does not
+	// serve would fail the WebApp's sync. Related objects cost Metacontroller for every event of
+	// their kind, so they are asked for only for a WebApp with a route.
+	Gateways bool
 }
 
 // Customize answers the customize hook for a WebApp. It depends only on the parent's name,
@@ -48,7 +55,11 @@ type CustomizeOptions struct {
 //     carries, in its namespace;
 //   - by name, the ConfigMaps and (with opts.Secrets) the Secrets its spec references
 //     (env[].valueFrom, envFrom, volumes), in its namespace: to roll the pods when their data
-//     changes, and to notice a missing one.
+//     changes, and to notice a missing one;
+//   - with opts.Gateways, by name, the Gateways of spec.route's parentRefs (after the install's
+//     Defaults) that are in its namespace: Metacontroller relates a namespaced parent to objects
+//     of its own namespace only, and fails the WebApp's sync on a rule for another, so a Gateway
+//     elsewhere is not asked for, and status.url then takes it for plain HTTP.
 //
 // A spec that did not decode references nothing; the pods are still asked for with opts.Pods.
 // RelatedResources is empty, never nil, when nothing is asked for: Metacontroller then watches
@@ -72,6 +83,18 @@ func Customize(p *Parent, opts CustomizeOptions) CustomizeResponse {
 		if n := names[k]; len(n) > 0 && (k != SecretKind || opts.Secrets) {
 			slices.Sort(n)
 			rules = append(rules, RelatedResourceRule{APIVersion: k.APIVersion, Resource: k.Resource, Namespace: p.Namespace, Names: n})
+		}
+	}
+	if r := p.Spec.Route; r != nil && opts.Gateways {
+		var gateways []string
+		for _, ref := range r.ParentRefs {
+			if (ref.Namespace == nil || string(*ref.Namespace) == p.Namespace) && !slices.Contains(gateways, ref.Name) {
+				gateways = append(gateways, ref.Name)
+			}
+		}
+		if len(gateways) > 0 {
+			slices.Sort(gateways)
+			rules = append(rules, RelatedResourceRule{APIVersion: GatewayKind.APIVersion, Resource: GatewayKind.Resource, Namespace: p.Namespace, Names: gateways})
 		}
 	}
 	return CustomizeResponse{RelatedResources: rules}

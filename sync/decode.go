@@ -60,6 +60,7 @@ func DecodeRequest(body []byte) (*Request, error) {
 	req.Parent.Spec, req.Parent.SpecErrors = decodeSpec(p.Spec)
 	req.Children = children(body, w.Children, req.Parent.Namespace)
 	req.Related = related(w.Related, req.Parent.Namespace)
+	req.ChildKinds = childKinds(w.Children, w.Controller)
 	return req, nil
 }
 
@@ -72,10 +73,56 @@ var decodeOptions = jsontext.AllowDuplicateNames(true)
 // objects of other kinds, most of the parent) is passed over by the decoder without being stored,
 // whatever JSON it holds.
 type wireRequest struct {
+	Controller wireController                    `json:"controller"`
 	Parent     *wireParent                       `json:"parent"`
 	Children   map[string]map[string]wireChild   `json:"children"`
 	Related    map[string]map[string]wireRelated `json:"related"`
 	Finalizing bool                              `json:"finalizing"`
+}
+
+// wireController is what the decision reads of the CompositeController a request carries: the
+// kinds of its childResources. It is read leniently: a controller that does not fit (a test's
+// "controller": {}, or none) declares nothing, and is never an error.
+type wireController struct {
+	Spec struct {
+		ChildResources []struct {
+			APIVersion string `json:"apiVersion"`
+			Resource   string `json:"resource"`
+		} `json:"childResources"`
+	} `json:"spec"`
+}
+
+// UnmarshalJSONFrom implements json/v2's UnmarshalerFrom.
+func (w *wireController) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	*w = wireController{}
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err // not JSON
+	}
+	type plain wireController // without this method
+	var c plain
+	if jsonv2.Unmarshal(v, &c, decodeOptions) == nil {
+		*w = wireController(c)
+	}
+	return nil
+}
+
+// childKinds is Request.ChildKinds: the keys of the children object, and the kinds the hook
+// reads among the controller's childResources; nil when there are neither.
+func childKinds(groups map[string]map[string]wireChild, c wireController) map[string]bool {
+	if len(groups) == 0 && len(c.Spec.ChildResources) == 0 {
+		return nil
+	}
+	kinds := make(map[string]bool, len(groups)+len(c.Spec.ChildResources))
+	for key := range groups {
+		kinds[key] = true
+	}
+	for _, r := range c.Spec.ChildResources {
+		if k := kindByResource(r.APIVersion, r.Resource); k != nil && k.Built {
+			kinds[k.Key()] = true
+		}
+	}
+	return kinds
 }
 
 type wireParent struct {

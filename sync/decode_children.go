@@ -8,6 +8,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // wireChild decodes one observed child where it stands in the request.
@@ -99,7 +100,7 @@ type wireHead struct {
 	} `json:"metadata"`
 }
 
-// deploymentView, ingressView, autoscalerView and identityView decode an observed child of a
+// deploymentView, ingressView, autoscalerView, routeView and identityView decode an observed child of a
 // kind the hook builds (Kind.view) into its identity and view with decode, which decodes JSON
 // into the value it is given. Members a view does not name are passed over unstored, whatever
 // JSON they hold.
@@ -149,6 +150,33 @@ func autoscalerView(decode func(any) error) (Child, error) {
 	err := decode(&w)
 	c := w.child()
 	c.Autoscaler = &w.Status
+	return c, err
+}
+
+func routeView(decode func(any) error) (Child, error) {
+	var w struct {
+		observedHead `json:",inline"`
+		Spec         struct {
+			Hostnames  []gatewayv1.Hostname        `json:"hostnames"`
+			ParentRefs []gatewayv1.ParentReference `json:"parentRefs"`
+			Rules      []struct {
+				Matches []struct {
+					Path struct {
+						Value string `json:"value"`
+					} `json:"path"`
+				} `json:"matches"`
+			} `json:"rules"`
+		} `json:"spec"`
+		Status struct {
+			Parents []gatewayv1.RouteParentStatus `json:"parents"`
+		} `json:"status"`
+	}
+	err := decode(&w)
+	c := w.child()
+	c.Route = &ObservedRoute{Generation: w.Metadata.Generation, Hostnames: w.Spec.Hostnames, ParentRefs: w.Spec.ParentRefs, Parents: w.Status.Parents}
+	if rules := w.Spec.Rules; len(rules) > 0 && len(rules[0].Matches) > 0 {
+		c.Route.Path = rules[0].Matches[0].Path.Value
+	}
 	return c, err
 }
 

@@ -18,6 +18,7 @@ type wireRelated struct {
 	pod       *RelatedPod
 	config    *ConfigRef
 	digest    string
+	gateway   *RelatedGateway
 	namespace string
 }
 
@@ -67,6 +68,21 @@ func (w *wireRelated) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		w.config = &ConfigRef{Kind: k.Kind, Name: c.Metadata.Name}
 		w.digest = configDigest(c.Metadata.UID, c.Data, c.BinaryData)
 		w.namespace = c.Metadata.Namespace
+	case GatewayKind:
+		var g struct {
+			Metadata struct {
+				Name      string `json:"name"`
+				Namespace string `json:"namespace"`
+			} `json:"metadata"`
+			Spec struct {
+				Listeners []RelatedListener `json:"listeners"`
+			} `json:"spec"`
+		}
+		if err := jsonv2.UnmarshalDecode(dec, &g, decodeOptions); err != nil {
+			return err
+		}
+		w.gateway = &RelatedGateway{Name: g.Metadata.Name, Listeners: g.Spec.Listeners}
+		w.namespace = g.Metadata.Namespace
 	default:
 		return dec.SkipValue()
 	}
@@ -107,9 +123,12 @@ func related(groups map[string]map[string]wireRelated, namespace string) Related
 				r.Pods = append(r.Pods, *w.pod)
 			case w.config != nil:
 				r.Config[*w.config] = w.digest
+			case w.gateway != nil:
+				r.Gateways = append(r.Gateways, *w.gateway)
 			}
 		}
 	}
 	sort.Slice(r.Pods, func(i, j int) bool { return r.Pods[i].Name < r.Pods[j].Name })
+	sort.Slice(r.Gateways, func(i, j int) bool { return r.Gateways[i].Name < r.Gateways[j].Name })
 	return r
 }

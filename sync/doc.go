@@ -9,7 +9,7 @@
 //
 // Each file has one job. request.go holds the decision's input types and kinds.go the table of
 // kinds (Kinds); decode*.go read Metacontroller's wire format; validate*.go check a spec section
-// by section; sync.go tells Sync and Finalize, which build the children in children.go and
-// kept.go and put the status together once in status.go; config.go, pods.go and customize.go
+// by section; sync.go tells Sync and Finalize, which build the children in children.go, route.go
+// and kept.go and put the status together once in status.go (route_status.go reads the route's); config.go, pods.go and customize.go
 // serve the related objects; encode.go writes the answer.
 package sync

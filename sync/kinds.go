@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // Kind is a kind of object the hook reads: one it builds as a WebApp's child, or one it asks
@@ -28,6 +29,13 @@ type Kind struct {
 	Resource string
 	// Built is true for a kind the hook builds as a child of a WebApp, false for a related kind.
 	Built bool
+	// Component is the kustomize component, under metacontroller/, that adds the kind to the
+	// CompositeController ("gateway-api"), or "" for a kind of the base install. Such a kind
+	// belongs to an API that a cluster may not serve: Metacontroller fails the whole
+	// CompositeController when a child kind is not installed, and a WebApp's sync when a related
+	// one is not, so the hook builds or relates it only when the request shows the component in
+	// use (Request.Declares).
+	Component string
 
 	// key is Key's result.
 	key string
@@ -46,11 +54,18 @@ var (
 	PodKind              = newKind(&corev1.Pod{}, corev1.SchemeGroupVersion, "pods", nil)
 	ConfigMapKind        = newKind(&corev1.ConfigMap{}, corev1.SchemeGroupVersion, "configmaps", nil)
 	SecretKind           = newKind(&corev1.Secret{}, corev1.SchemeGroupVersion, "secrets", nil)
+	RouteKind            = inComponent(GatewayAPIComponent, newKind(&gatewayv1.HTTPRoute{}, schema.GroupVersion(gatewayv1.GroupVersion), "httproutes", routeView))
+	GatewayKind          = inComponent(GatewayAPIComponent, newKind(&gatewayv1.Gateway{}, schema.GroupVersion(gatewayv1.GroupVersion), "gateways", nil))
 )
 
+// GatewayAPIComponent is the kustomize component, metacontroller/gateway-api, that adds
+// HTTPRoutes to the CompositeController's children.
+const GatewayAPIComponent = "gateway-api"
+
 // Kinds lists every kind the hook reads: first the kinds it builds, in the order the answer and
-// the CompositeController's childResources list them, then the related kinds.
-var Kinds = []*Kind{DeploymentKind, ServiceKind, IngressKind, DisruptionBudgetKind, AutoscalerKind, PodKind, ConfigMapKind, SecretKind}
+// the CompositeController's childResources list them (a component's kinds after the base's, as
+// the component appends them), then the related kinds.
+var Kinds = []*Kind{DeploymentKind, ServiceKind, IngressKind, DisruptionBudgetKind, AutoscalerKind, RouteKind, PodKind, ConfigMapKind, SecretKind, GatewayKind}
 
 // newKind makes a Kind of obj's Go type in group version gv; a kind with a view is built.
 func newKind(obj runtime.Object, gv schema.GroupVersion, resource string, view func(func(any) error) (Child, error)) *Kind {
@@ -66,6 +81,12 @@ func newKind(obj runtime.Object, gv schema.GroupVersion, resource string, view f
 	return k
 }
 
+// inComponent marks k as added by the kustomize component named component.
+func inComponent(component string, k *Kind) *Kind {
+	k.Component = component
+	return k
+}
+
 // Key returns "Kind.apiVersion", the key Metacontroller files objects of the kind under in a
 // request's children and related objects: "Deployment.apps/v1", "Service.v1".
 func (k *Kind) Key() string { return k.key }
@@ -73,6 +94,17 @@ func (k *Kind) Key() string { return k.key }
 // TypeMeta returns the apiVersion and kind an object of the kind carries.
 func (k *Kind) TypeMeta() metav1.TypeMeta {
 	return metav1.TypeMeta{APIVersion: k.APIVersion, Kind: k.Kind}
+}
+
+// kindByResource returns the kind of apiVersion and plural resource, as a CompositeController's
+// childResources name it, or nil for a kind the hook does not read.
+func kindByResource(apiVersion, resource string) *Kind {
+	for _, k := range Kinds {
+		if k.APIVersion == apiVersion && k.Resource == resource {
+			return k
+		}
+	}
+	return nil
 }
 
 // kindByKey returns the kind filed under key ("Kind.apiVersion"), or nil for a kind the hook

@@ -7,6 +7,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
 )
@@ -21,6 +22,12 @@ type Request struct {
 	Children []Child
 	// Related holds the objects the customize hook asked Metacontroller to send along.
 	Related Related
+	// ChildKinds are the child kinds the CompositeController manages, as "Kind.apiVersion": the
+	// keys of the request's children, which Metacontroller sends for every kind of its
+	// childResources even when it observes no object of that kind, and the kinds the hook reads
+	// among the childResources of the controller the request carries (a customize request has no
+	// children). Nil when the request shows neither; read it through Declares.
+	ChildKinds map[string]bool
 	// Finalizing is true when Metacontroller calls because the WebApp is being deleted.
 	Finalizing bool
 }
@@ -57,14 +64,23 @@ type Child struct {
 	// PodDisruptionBudget and HorizontalPodAutoscaler. Only such a child, named after the WebApp,
 	// is ever rebuilt or let go by a sync; any other child is kept as it is.
 	Built bool
-	// Deployment, Ingress and Autoscaler are what the decision reads of a child of that kind (see
-	// the views below), decoded from the request; nil for a child of any other kind.
+	// Deployment, Ingress, Autoscaler and Route are what the decision reads of a child of that
+	// kind (see the views below), decoded from the request; nil for a child of any other kind.
 	Deployment *ObservedDeployment
 	Ingress    *ObservedIngress
 	Autoscaler *ObservedAutoscaler
+	Route      *ObservedRoute
 	// Raw is the object exactly as observed: the source of its apply form when it is kept
 	// unchanged. It does not alias the request body.
 	Raw json.RawMessage
+}
+
+// Declares reports whether the CompositeController manages children of kind k: always for a kind
+// of the base install (Kind.Component ""), and for a component's kind only when the request
+// declares it (ChildKinds), which is how the hook knows that the component is in use. A Request
+// built without ChildKinds declares no component's kind.
+func (r *Request) Declares(k *Kind) bool {
+	return k.Component == "" || r.ChildKinds[k.Key()]
 }
 
 // is reports whether c is of a kind the hook builds, k.
@@ -160,6 +176,24 @@ type ObservedAutoscaler struct {
 	Conditions []ObservedCondition `json:"conditions"`
 }
 
+// ObservedRoute is what the decision reads of an observed HTTPRoute: its generation, the
+// hostnames, path and parentRefs it was applied with, and the Gateways' reports in
+// status.parents, for the Routed condition and status.url.
+type ObservedRoute struct {
+	// Generation is metadata.generation, which a Gateway's up-to-date report carries as its
+	// conditions' observedGeneration.
+	Generation int64
+	// Hostnames are spec.hostnames.
+	Hostnames []gatewayv1.Hostname
+	// ParentRefs are spec.parentRefs: the Gateways whose reports count.
+	ParentRefs []gatewayv1.ParentReference
+	// Path is the path value of the first match of the first rule, "" when there is none.
+	Path string
+	// Parents are status.parents, one entry per Gateway (or listener) that has reported on the
+	// route, each with its controller's conditions; empty until a Gateway controller answers.
+	Parents []gatewayv1.RouteParentStatus
+}
+
 // Related holds the related objects the decision reads: those the customize hook asked for, as
 // Metacontroller sent them along with the request. Objects outside the parent's namespace are
 // left out.
@@ -173,6 +207,26 @@ type Related struct {
 	// Config has one entry per ConfigMap or Secret sent: a digest of its data keyed with its uid
 	// (configDigest). The data itself is never kept.
 	Config map[ConfigRef]string
+	// Gateways are the Gateways the route attaches to, in the WebApp's namespace, sorted by name:
+	// what their listeners serve tells status.url's scheme.
+	Gateways []RelatedGateway
+}
+
+// RelatedGateway is what the decision reads of a Gateway: its name and its listeners.
+type RelatedGateway struct {
+	// Name is its metadata.name.
+	Name string
+	// Listeners are spec.listeners, each reduced to what decides which routes it serves and how.
+	Listeners []RelatedListener
+}
+
+// RelatedListener is what the decision reads of one listener of a Gateway: the fields of
+// gatewayv1.Listener that say which routes it serves, and over which protocol.
+type RelatedListener struct {
+	Name     gatewayv1.SectionName  `json:"name"`
+	Hostname *gatewayv1.Hostname    `json:"hostname"`
+	Port     gatewayv1.PortNumber   `json:"port"`
+	Protocol gatewayv1.ProtocolType `json:"protocol"`
 }
 
 // ConfigRef names a ConfigMap or Secret in the WebApp's namespace.

@@ -43,8 +43,9 @@ type statedCondition struct {
 
 // newStatus puts a WebApp's status together, the one place it is: what the observed children
 // show (the Deployment's counts and selector, the address while the Service exists, the
-// Ingress's url), then what the report says. now stamps a condition whose status changes; one
-// that keeps its status keeps its previous lastTransitionTime.
+// Ingress's url, the HTTPRoute's once it is routed), then what the report says. now stamps a
+// condition whose status changes; one that keeps its status keeps its previous
+// lastTransitionTime.
 func newStatus(req *Request, now time.Time, r report) webappv1.WebAppStatus {
 	p := &req.Parent
 	s := webappv1.WebAppStatus{
@@ -82,6 +83,11 @@ func newStatus(req *Request, now time.Time, r report) webappv1.WebAppStatus {
 			s.URL = url
 		}
 	}
+	if c := req.observed(RouteKind); c != nil { // once routed, it wins over the Ingress
+		if url := routeURL(p, c.Route, req.Related.Gateways); url != "" {
+			s.URL = url
+		}
+	}
 	ready := statedCondition{webappv1.ConditionReady, s.Ready, r.reason, r.message}
 	for _, c := range append([]statedCondition{ready}, r.conditions...) {
 		s.Conditions = append(s.Conditions, condition(p, now, c))
@@ -114,7 +120,7 @@ func condition(p *Parent, now time.Time, c statedCondition) metav1.Condition {
 
 // syncReport is Sync's report for a valid spec whose Deployment's spec hashes to hash, with
 // desired replicas: where the rollout stands (rollout), or the ConfigMap or Secret it waits for;
-// why pods of the current spec cannot start; and the IngressReady, Autoscaling and
+// why pods of the current spec cannot start; and the IngressReady, Routed, Autoscaling and
 // SecretsTracked conditions when the spec has them.
 func syncReport(req *Request, hash string, desired int32, cfg configState) report {
 	p := &req.Parent
@@ -133,6 +139,13 @@ func syncReport(req *Request, hash string, desired int32, cfg configState) repor
 	}
 	if p.Spec.Ingress != nil {
 		r.conditions = append(r.conditions, ingressCondition(req))
+	}
+	if p.Spec.Route != nil {
+		c := routeCondition(req)
+		r.conditions = append(r.conditions, c)
+		if c.reason == webappv1.ReasonGatewayAPINotEnabled { // the install's to fix: say it up front
+			r.notes = append(r.notes, c.message)
+		}
 	}
 	if a := p.Spec.Autoscaling; a != nil {
 		c, hpa := autoscalingCondition(req)

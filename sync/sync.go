@@ -37,9 +37,12 @@ type Response struct {
 // With an invalid spec it returns phase Invalid and every observed child unchanged, so nothing
 // running is deleted or altered. Children the hook does not build (other kinds, or children with
 // another name) are also kept unchanged: deleting what it does not understand is never the hook's
-// call. With a valid spec, the Service, the Ingress, the PodDisruptionBudget and the
-// HorizontalPodAutoscaler are desired only while the spec asks for them, so an observed one the
-// spec no longer asks for is deleted; those are the only children a sync ever lets go.
+// call. With a valid spec, the Service, the Ingress, the PodDisruptionBudget, the
+// HorizontalPodAutoscaler and the HTTPRoute are desired only while the spec asks for them, so an
+// observed one the spec no longer asks for is deleted; those are the only children a sync ever
+// lets go. The HTTPRoute is desired only when the CompositeController manages HTTPRoutes
+// (Request.Declares): without the metacontroller/gateway-api component there is none, and the
+// Routed condition says so.
 func Sync(req *Request, now time.Time) Response {
 	p := &req.Parent
 
@@ -78,6 +81,9 @@ func Sync(req *Request, now time.Time) Response {
 	if p.Spec.Autoscaling != nil {
 		children = append(children, desiredAutoscaler(p, labels))
 	}
+	if p.Spec.Route != nil && req.Declares(RouteKind) { // else Routed says why there is none
+		children = append(children, desiredRoute(p, labels))
+	}
 	for i := range req.Children {
 		if c := &req.Children[i]; !owned(c, p) {
 			children = append(children, keptForm(c))
@@ -100,8 +106,9 @@ func errorsMessage(errs field.ErrorList) string {
 }
 
 // Finalize answers the finalize hook with an ordered teardown that is safe to repeat in any state:
-//  1. while a Service (or any child that is not a Deployment) is observed, it is deleted and
-//     Deployments are kept unchanged, so traffic stops before pods do;
+//  1. while a Service (or any child that is not a Deployment: the Ingress, the HTTPRoute, the
+//     budget) is observed, it is deleted and Deployments are kept unchanged, so traffic stops
+//     before pods do;
 //  2. then each Deployment is scaled to 0, and kept until its status shows no pods;
 //  3. then the Deployment is deleted.
 //

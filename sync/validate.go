@@ -74,6 +74,7 @@ func ValidateSpec(spec *webappv1.WebAppSpec, fld *field.Path) field.ErrorList {
 		errs = append(errs, field.Invalid(fld.Child("progressDeadlineSeconds"), *d, "must be greater than or equal to 1"))
 	}
 	errs = append(errs, validateIngress(spec.Ingress, spec.Port != nil, fld.Child("ingress"))...)
+	errs = append(errs, validateRoute(spec.Route, spec.Port != nil, fld.Child("route"))...)
 	if db := spec.DisruptionBudget; db != nil {
 		errs = append(errs, validateIntOrPercent(db.MaxUnavailable, fld.Child("disruptionBudget", "maxUnavailable"))...)
 	}

@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -54,6 +55,63 @@ func TestCustomizeOptions(t *testing.T) {
 			var got []string
 			for _, r := range resp.RelatedResources {
 				got = append(got, r.Resource)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("related resources %v; want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestCustomizeGateways checks that the customize answer relates the route's Gateways only when
+// the CompositeController the request carries manages HTTPRoutes, and that the install's
+// --default-gateway counts as the route's parentRef.
+func TestCustomizeGateways(t *testing.T) {
+	var req map[string]any
+	if err := json.Unmarshal([]byte(readExample(t, "customize.request.json")), &req); err != nil {
+		t.Fatal(err)
+	}
+	spec := req["parent"].(map[string]any)["spec"].(map[string]any)
+	spec["route"] = map[string]any{"hostnames": []any{"hello.example.com"}}
+	ccSpec := req["controller"].(map[string]any)["spec"].(map[string]any)
+	base := ccSpec["childResources"].([]any)
+	withRoutes := append(slices.Clone(base), map[string]any{"apiVersion": "gateway.networking.k8s.io/v1", "resource": "httproutes", "updateStrategy": map[string]any{"method": "InPlace"}})
+	inDefault, err := sync.ParseGateway("default/public")
+	if err != nil {
+		t.Fatal(err)
+	}
+	elsewhere, err := sync.ParseGateway("infra/public")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name     string
+		children []any
+		gateway  *sync.Defaults
+		want     []string
+	}{
+		{"with the component and a default Gateway in the namespace", withRoutes, &sync.Defaults{Gateway: inDefault}, []string{"configmaps", "gateways [public]"}},
+		{"with the component and a default Gateway elsewhere", withRoutes, &sync.Defaults{Gateway: elsewhere}, []string{"configmaps"}},
+		{"without the component", base, &sync.Defaults{Gateway: inDefault}, []string{"configmaps"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ccSpec["childResources"] = tt.children
+			body, _ := json.Marshal(req)
+			rec := serve(newHandler(webhook.Options{Defaults: *tt.gateway}), "POST", "/customize", string(body))
+			if rec.Code != 200 {
+				t.Fatalf("/customize = %d %s", rec.Code, rec.Body)
+			}
+			var resp sync.CustomizeResponse
+			if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range resp.RelatedResources {
+				s := r.Resource
+				if r.Resource == "gateways" {
+					s = fmt.Sprintf("%s %v", r.Resource, r.Names)
+				}
+				got = append(got, s)
 			}
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("related resources %v; want %v", got, tt.want)

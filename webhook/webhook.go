@@ -342,7 +342,7 @@ func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string)
 	var out []byte
 	switch {
 	case hook == "customize":
-		resp := sync.Customize(&req.Parent, sync.CustomizeOptions{Pods: h.opts.PodDiagnosis, Secrets: h.opts.TLS != nil})
+		resp := sync.Customize(&req.Parent, sync.CustomizeOptions{Pods: h.opts.PodDiagnosis, Secrets: h.opts.TLS != nil, Gateways: req.Declares(sync.RouteKind)})
 		out, err = json.Marshal(resp)
 		e.children = len(resp.RelatedResources)
 	default:

@@ -14,8 +14,8 @@ const DefaultTargetCPUUtilizationPercentage = 80
 // are absent:
 //   - those the CRD schema also declares (+kubebuilder:default, which TestDefaultMatchesCRD holds
 //     to this function), so that a spec means the same whether or not the apiserver defaulted
-//     it: replicas 1, ingress path "/" and pathType Prefix, disruptionBudget maxUnavailable 1,
-//     autoscaling minReplicas 1;
+//     it: replicas 1, ingress path "/" and pathType Prefix, route path "/" and pathType
+//     PathPrefix, disruptionBudget maxUnavailable 1, autoscaling minReplicas 1;
 //   - those that depend on other fields, which a schema cannot declare: healthCheck.port is
 //     spec.port, when that is set; an autoscaling spec with neither target aims at
 //     DefaultTargetCPUUtilizationPercentage of the CPU request.
@@ -38,6 +38,14 @@ func Default(spec *WebAppSpec) {
 		if in.PathType == nil {
 			t := networkingv1.PathTypePrefix
 			in.PathType = &t
+		}
+	}
+	if r := spec.Route; r != nil {
+		if r.Path == "" {
+			r.Path = "/"
+		}
+		if r.PathType == "" {
+			r.PathType = RoutePathPrefix
 		}
 	}
 	if db := spec.DisruptionBudget; db != nil && db.MaxUnavailable == nil {

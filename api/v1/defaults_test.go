@@ -8,6 +8,7 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
 )
@@ -27,6 +28,12 @@ func TestDefault(t *testing.T) {
 			`{"image":"x","replicas":2,"ingress":{"host":"a.example.com","path":"/","pathType":"Prefix"}}`},
 		{"ingress values that are set stay", webappv1.WebAppSpec{Image: "x", Replicas: &two, Ingress: &webappv1.Ingress{Host: "a.example.com", Path: "/api", PathType: &exact}},
 			`{"image":"x","replicas":2,"ingress":{"host":"a.example.com","path":"/api","pathType":"Exact"}}`},
+		{"route path and pathType", webappv1.WebAppSpec{Image: "x", Replicas: &two, Route: &webappv1.Route{Hostnames: []gatewayv1.Hostname{"a.example.com"}}},
+			`{"image":"x","replicas":2,"route":{"hostnames":["a.example.com"],"path":"/","pathType":"PathPrefix"}}`},
+		{"route values that are set stay", webappv1.WebAppSpec{Image: "x", Replicas: &two, Route: &webappv1.Route{Hostnames: []gatewayv1.Hostname{"a.example.com"}, Path: "/api", PathType: webappv1.RoutePathExact}},
+			`{"image":"x","replicas":2,"route":{"hostnames":["a.example.com"],"path":"/api","pathType":"Exact"}}`},
+		{"route parentRefs get no default here", webappv1.WebAppSpec{Image: "x", Replicas: &two, Route: &webappv1.Route{Hostnames: []gatewayv1.Hostname{"a.example.com"}, ParentRefs: []webappv1.RouteParentRef{{Name: "public"}}}},
+			`{"image":"x","replicas":2,"route":{"hostnames":["a.example.com"],"path":"/","pathType":"PathPrefix","parentRefs":[{"name":"public"}]}}`},
 		{"disruptionBudget maxUnavailable", webappv1.WebAppSpec{Image: "x", Replicas: &two, DisruptionBudget: &webappv1.DisruptionBudget{}},
 			`{"image":"x","replicas":2,"disruptionBudget":{"maxUnavailable":1}}`},
 		{"autoscaling minReplicas", webappv1.WebAppSpec{Image: "x", Replicas: &two, Autoscaling: &webappv1.Autoscaling{MaxReplicas: 5}},
@@ -93,7 +100,7 @@ func TestDefaultMatchesCRD(t *testing.T) {
 	}
 	// A spec with every object that holds a defaulted field present, and nothing else.
 	var empty webappv1.WebAppSpec
-	if err := json.Unmarshal([]byte(`{"ingress": {}, "disruptionBudget": {}, "autoscaling": {"targetMemoryUtilizationPercentage": 70}}`), &empty); err != nil {
+	if err := json.Unmarshal([]byte(`{"ingress": {}, "route": {}, "disruptionBudget": {}, "autoscaling": {"targetMemoryUtilizationPercentage": 70}}`), &empty); err != nil {
 		t.Fatal(err)
 	}
 	webappv1.Default(&empty)
@@ -114,6 +121,7 @@ func TestDefaultMatchesCRD(t *testing.T) {
 	leaves(defaulted, "")
 	delete(got, "image")                                         // required, left empty
 	delete(got, "ingress.host")                                  // required, left empty
+	delete(got, "route.hostnames")                               // required, left empty
 	delete(got, "autoscaling.maxReplicas")                       // required, left 0
 	delete(got, "autoscaling.targetMemoryUtilizationPercentage") // set by the test
 	if !reflect.DeepEqual(got, schemaDefaults) {

@@ -5,6 +5,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 //go:generate go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0 crd:crdVersions=v1 paths=./... output:crd:artifacts:config=../../crds
@@ -57,6 +58,7 @@ type WebApp struct {
 // WebAppSpec is the desired state of a WebApp. A zero Replicas means scaled to zero, not "use the default":
 // the default of 1 applies only when the field is omitted, which the CRD schema and the hook both do.
 // +kubebuilder:validation:XValidation:rule="!has(self.ingress) || has(self.port)",message="ingress needs port: the Ingress routes to the Service that port makes",fieldPath=".ingress"
+// +kubebuilder:validation:XValidation:rule="!has(self.route) || has(self.port)",message="route needs port: the HTTPRoute routes to the Service that port makes",fieldPath=".route"
 // +kubebuilder:validation:XValidation:rule="!has(self.healthCheck) || has(self.healthCheck.port) || has(self.port)",message="healthCheck needs a port: set healthCheck.port or port",fieldPath=".healthCheck"
 // +kubebuilder:validation:XValidation:rule="!has(self.lifecycle) || !has(self.lifecycle.preStop) || !has(self.lifecycle.preStop.sleep) || (self.lifecycle.preStop.sleep.seconds >= 0 && self.lifecycle.preStop.sleep.seconds <= (has(self.terminationGracePeriodSeconds) ? self.terminationGracePeriodSeconds : 30))",message="a lifecycle preStop sleep must be between 0 and terminationGracePeriodSeconds (30 when unset)",fieldPath=".lifecycle"
 // +kubebuilder:validation:XValidation:rule="!has(self.lifecycle) || !has(self.lifecycle.postStart) || !has(self.lifecycle.postStart.sleep) || (self.lifecycle.postStart.sleep.seconds >= 0 && self.lifecycle.postStart.sleep.seconds <= (has(self.terminationGracePeriodSeconds) ? self.terminationGracePeriodSeconds : 30))",message="a lifecycle postStart sleep must be between 0 and terminationGracePeriodSeconds (30 when unset)",fieldPath=".lifecycle"
@@ -304,6 +306,15 @@ type WebAppSpec struct {
 	// +optional
 	Ingress *Ingress `json:"ingress,omitempty"`
 
+	// route exposes the app through the Gateway API: a gateway.networking.k8s.io/v1 HTTPRoute
+	// named after the WebApp attaches to the Gateways of parentRefs (or, without them, the hook's
+	// --default-gateway) and routes hostnames and path to the Service's port 80. It needs port,
+	// and a CompositeController with the metacontroller/gateway-api component: without it no
+	// HTTPRoute is made, everything else is, and the Routed condition says why. It may be set
+	// together with ingress, to move from one to the other. Removing it deletes the HTTPRoute.
+	// +optional
+	Route *Route `json:"route,omitempty"`
+
 	// disruptionBudget keeps the app serving through voluntary disruptions such as node drains: a
 	// policy/v1 PodDisruptionBudget named after the WebApp, which exists only while the WebApp asks
 	// for 2 replicas or more (minReplicas while autoscaling). With one replica it would block a
@@ -484,6 +495,91 @@ type IngressTLS struct {
 	SecretName string `json:"secretName"`
 }
 
+// Route attaches an HTTPRoute to Gateways a platform team runs, for hostnames and a path under
+// them. The hostnames and the path follow the Gateway API's own rules, so that every route the
+// hook makes is one the HTTPRoute schema accepts.
+type Route struct {
+	// hostnames are the DNS names clients use, for example "app.example.com", at least one and at
+	// most 16, each once; "*.example.com" matches one label or more of any name. IP addresses are
+	// not hostnames. The first one is status.url's host.
+	// +required
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(h, !isIP(h))",message="hostnames must be DNS names, not IP addresses"
+	Hostnames []gatewayv1.Hostname `json:"hostnames"`
+
+	// path is the URL path routed to the app, starting with "/": letters, digits, the characters
+	// -._~!$&'()*+,;=:@/ and %-escapes, with no "//", "/./" or "/../", not ending in "/." or
+	// "/..", and no escaped "/" (%2F).
+	// +optional
+	// +kubebuilder:default="/"
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^/(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|[%][0-9a-fA-F]{2})*$`
+	// +kubebuilder:validation:XValidation:rule="!self.contains('//') && !self.contains('/./') && !self.contains('/../') && !self.endsWith('/.') && !self.endsWith('/..')",message="path must not contain '//', '/./' or '/../', nor end with '/.' or '/..'"
+	// +kubebuilder:validation:XValidation:rule="!self.contains('%2f') && !self.contains('%2F')",message="path must not contain an escaped '/' (%2F)"
+	Path string `json:"path,omitempty"`
+
+	// pathType says how path matches: PathPrefix (by path element: "/api" matches "/api" and
+	// "/api/v1", not "/apiv1") or Exact.
+	// +optional
+	// +kubebuilder:default=PathPrefix
+	PathType RoutePathType `json:"pathType,omitempty"`
+
+	// parentRefs are the Gateways (or their listeners) the HTTPRoute attaches to, at most 32. Each
+	// Gateway's allowedRoutes decides whether it accepts the route. Omitted, the hook's
+	// --default-gateway applies; with neither, the WebApp is Invalid. Each entry names a Gateway
+	// of a name of its own, and when every entry sets port, each sets a port of its own:
+	// Metacontroller merges this list into the HTTPRoute by port, or else by name, so two entries
+	// with the same key would become one.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:XValidation:rule="self.all(p1, self.exists_one(p2, p2.name == p1.name))",message="parentRefs must each name a Gateway of a different name: Metacontroller merges the list by name"
+	// +kubebuilder:validation:XValidation:rule="!self.all(p, has(p.port)) || self.all(p1, self.exists_one(p2, p2.port == p1.port))",message="parentRefs that all set port must each set a different port: Metacontroller merges such a list by port"
+	ParentRefs []RouteParentRef `json:"parentRefs,omitempty"`
+}
+
+// RoutePathType says how a route's path matches request paths: a subset of the Gateway API's
+// PathMatchType, without RegularExpression, whose syntax differs between implementations.
+// +kubebuilder:validation:Enum=PathPrefix;Exact
+type RoutePathType string
+
+// The path types of a route, the Gateway API's own values.
+const (
+	// RoutePathPrefix matches the path and every path below it, element by element.
+	RoutePathPrefix = RoutePathType(gatewayv1.PathMatchPathPrefix)
+	// RoutePathExact matches the path alone.
+	RoutePathExact = RoutePathType(gatewayv1.PathMatchExact)
+)
+
+// RouteParentRef names a Gateway, and optionally one of its listeners, that a route attaches
+// to: the fields of a Gateway API ParentReference to a Gateway.
+type RouteParentRef struct {
+	// name is the Gateway's name.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
+
+	// namespace is the Gateway's namespace; omitted, the WebApp's. A Gateway in another namespace
+	// accepts the route only if its allowedRoutes admits the WebApp's namespace.
+	// +optional
+	Namespace *gatewayv1.Namespace `json:"namespace,omitempty"`
+
+	// sectionName names one listener of the Gateway; omitted, every listener that admits the route.
+	// +optional
+	SectionName *gatewayv1.SectionName `json:"sectionName,omitempty"`
+
+	// port selects the Gateway's listeners on that port; omitted, any port. The Gateway API's
+	// standard CRDs carry it from v1.4 (the experimental channel before): older ones drop it.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port *int32 `json:"port,omitempty"`
+}
+
 // DisruptionBudget bounds the pods a voluntary disruption may take at once.
 type DisruptionBudget struct {
 	// maxUnavailable is how many pods may be unavailable during a voluntary disruption, a count or
@@ -514,7 +610,8 @@ const (
 	PhaseTerminating Phase = "Terminating"
 )
 
-// Condition types of a WebApp. Ready is always there; IngressReady only while spec.ingress is set.
+// Condition types of a WebApp. Ready is always there; IngressReady only while spec.ingress is
+// set, Routed only while spec.route is.
 const (
 	// ConditionReady says whether the rollout of the current spec is complete.
 	ConditionReady = "Ready"
@@ -529,6 +626,27 @@ const (
 	// Secrets: the hook asks for them only when it is served over TLS, so that no Secret crosses
 	// the network in cleartext. Everything else works; Ready does not wait for it.
 	ConditionSecretsTracked = "SecretsTracked"
+	// ConditionRouted says, while spec.route is set, whether every Gateway the HTTPRoute attaches
+	// to has accepted it and resolved its backend. Ready does not wait for it: a Gateway is the
+	// platform team's, and the app serves in the cluster without it.
+	ConditionRouted = "Routed"
+)
+
+// Reasons of the Routed condition. When a Gateway reports that it does not accept the route or
+// cannot resolve its backend, the reason is the Gateway's own, as its controller wrote it (for
+// example NotAllowedByListeners, NoMatchingListenerHostname or BackendNotFound).
+const (
+	// ReasonGatewayAPINotEnabled: the CompositeController does not manage HTTPRoutes (the
+	// metacontroller/gateway-api component is not installed), so no HTTPRoute is made.
+	ReasonGatewayAPINotEnabled = "GatewayAPINotEnabled"
+	// ReasonRouteMissing: the HTTPRoute has not been observed yet.
+	ReasonRouteMissing = "RouteMissing"
+	// ReasonRoutePending: no Gateway the route attaches to has reported on its current
+	// generation yet. It is the Gateway API's own reason for that (RouteReasonPending).
+	ReasonRoutePending = "Pending"
+	// ReasonRouteAccepted: every Gateway the route attaches to has accepted it and resolved its
+	// backend. It is the Gateway API's reason for an accepted route (RouteReasonAccepted).
+	ReasonRouteAccepted = "Accepted"
 )
 
 // ReasonSecretsNeedTLS is the reason of the SecretsTracked condition.
@@ -651,8 +769,11 @@ type WebAppStatus struct {
 	// +optional
 	Selector string `json:"selector,omitempty"`
 
-	// url is where clients reach the app: https://<host><path> (http:// without tls) once the
-	// Ingress is observed, and otherwise the in-cluster address while the Service exists.
+	// url is where clients reach the app: while the route is Routed,
+	// https://<first hostname><path> when a listener that accepts it serves HTTPS (http://
+	// otherwise, and a port after the host when the listener's is not the scheme's); else
+	// https://<host><path> (http:// without tls) once the Ingress is observed; and otherwise the
+	// in-cluster address while the Service exists.
 	// +optional
 	URL string `json:"url,omitempty"`
 
@@ -665,7 +786,7 @@ type WebAppStatus struct {
 	Message string `json:"message,omitempty"`
 
 	// conditions holds the Ready condition, with the reason and message of the current state, and,
-	// while spec.ingress is set, the IngressReady condition.
+	// while their section of the spec is set, the IngressReady, Routed and Autoscaling conditions.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -174,6 +174,9 @@ type Config struct {
 	// DefaultSecurityProfile applies to WebApps that set no securityProfile
 	// (sync.Defaults.SecurityProfile); "" applies none.
 	DefaultSecurityProfile string
+	// DefaultGateway, "namespace/name" or "namespace/name/section", is the Gateway of routes that
+	// name none (sync.Defaults.Gateway); "" names none.
+	DefaultGateway string
 	// ShutdownDelay is how long the server keeps serving after SIGTERM, with /readyz at 503, so
 	// that Kubernetes removes the pod from the Service's endpoints before the listener closes.
 	ShutdownDelay time.Duration
@@ -266,6 +269,7 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 	fs.IntVar(&c.CacheBytes, "cache-bytes", c.CacheBytes, "memory for answers to requests that come again byte for byte, as resyncs do; 0 disables (env CACHE_BYTES)")
 	fs.BoolVar(&c.PodDiagnosis, "pod-diagnosis", c.PodDiagnosis, "have the customize hook ask for each WebApp's pods, to say why they cannot start; Metacontroller then watches every pod of the cluster (env POD_DIAGNOSIS)")
 	fs.StringVar(&c.DefaultSecurityProfile, "default-security-profile", c.DefaultSecurityProfile, "securityProfile of WebApps that set none: restricted, or empty for none; turning it on rolls their pods once (env DEFAULT_SECURITY_PROFILE)")
+	fs.StringVar(&c.DefaultGateway, "default-gateway", c.DefaultGateway, "namespace/name[/section] of the Gateway that WebApps' spec.route attaches to when it names no parentRefs; empty: none, and such a route is invalid (env DEFAULT_GATEWAY)")
 	fs.DurationVar(&c.ShutdownDelay, "shutdown-delay", c.ShutdownDelay, "how long to keep serving after SIGTERM with /readyz failing, so endpoints drop the pod first (env SHUTDOWN_DELAY)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long to then drain in-flight requests (env SHUTDOWN_TIMEOUT)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env LOG_LEVEL)")
@@ -330,6 +334,11 @@ Flags:
 	default:
 		return fmt.Errorf("-default-security-profile must be restricted, none or empty, got %q", c.DefaultSecurityProfile)
 	}
+	if c.DefaultGateway != "" {
+		if _, err := webappsync.ParseGateway(c.DefaultGateway); err != nil {
+			return fmt.Errorf("-default-gateway: %w", err)
+		}
+	}
 	if c.MaxInflightBodyBytes == 0 {
 		return fmt.Errorf("-max-inflight-body-bytes must not be 0: give a bound, or -1 for none")
 	}
@@ -393,6 +402,13 @@ func (m *Main) Open() error {
 			return err
 		}
 	}
+	defaults := webappsync.Defaults{SecurityProfile: webappv1.SecurityProfile(m.Config.DefaultSecurityProfile)}
+	if m.Config.DefaultGateway != "" {
+		var err error
+		if defaults.Gateway, err = webappsync.ParseGateway(m.Config.DefaultGateway); err != nil {
+			return fmt.Errorf("-default-gateway: %w", err)
+		}
+	}
 	ln, err := net.Listen("tcp", m.Config.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)
@@ -421,7 +437,7 @@ func (m *Main) Open() error {
 		BodyTimeout:          m.Config.BodyTimeout,
 		CacheBytes:           m.Config.CacheBytes,
 		PodDiagnosis:         m.Config.PodDiagnosis,
-		Defaults:             webappsync.Defaults{SecurityProfile: webappv1.SecurityProfile(m.Config.DefaultSecurityProfile)},
+		Defaults:             defaults,
 		Tokens:               tokens,
 		TLS:                  tlsFiles,
 		RequireClientCert:    tlsFiles != nil && tlsFiles.VerifiesClients(),

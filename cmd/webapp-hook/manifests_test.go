@@ -152,14 +152,14 @@ func TestManifests(t *testing.T) {
 			t.Errorf("%s updateStrategy = %q; want InPlace, or existing children are never updated", c.Resource, c.UpdateStrategy.Method)
 		}
 	}
-	var want []string // every kind the hook builds, in sync.Kinds' order
+	var want []string // every kind of the base the hook builds, in sync.Kinds' order
 	for _, k := range sync.Kinds {
-		if k.Built {
+		if k.Built && k.Component == "" {
 			want = append(want, k.APIVersion+" "+k.Resource)
 		}
 	}
 	if !slices.Equal(children, want) {
-		t.Errorf("childResources = %v; want the kinds the hook builds, %v", children, want)
+		t.Errorf("childResources = %v; want the kinds of the base the hook builds, %v", children, want)
 	}
 
 	container := dep.Spec.Template.Spec.Containers[0]
@@ -308,5 +308,62 @@ func TestKustomization(t *testing.T) {
 	}
 	if got := read("../../metacontroller/secure/kustomization.yaml").Resources; !slices.Equal(got, []string{"../base"}) {
 		t.Errorf("secure overlay resources = %v; want [../base]", got)
+	}
+}
+
+// TestGatewayAPIComponent checks that metacontroller/gateway-api is a kustomize Component whose
+// one patch adds to the base's CompositeController exactly the kinds sync.Kinds puts in that
+// component, each updated in place, after the base's (the order sync.Kinds lists them in).
+func TestGatewayAPIComponent(t *testing.T) {
+	b, err := os.ReadFile("../../metacontroller/gateway-api/kustomization.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Resources  []string
+		Patches    []struct {
+			Target struct{ Group, Kind, Name string }
+			Patch  string
+		}
+	}
+	if err := yaml.UnmarshalStrict(b, &k); err != nil {
+		t.Fatal(err)
+	}
+	if k.Kind != "Component" || len(k.Resources) != 0 || len(k.Patches) != 1 {
+		t.Fatalf("kind %q, resources %v, %d patches; want a Component of one patch and no resource of its own", k.Kind, k.Resources, len(k.Patches))
+	}
+	cc := one[compositeController](t, manifests(t)["CompositeController"], "CompositeController")
+	p := k.Patches[0]
+	if p.Target.Group != "metacontroller.k8s.io" || p.Target.Kind != "CompositeController" || p.Target.Name != cc.Metadata.Name {
+		t.Errorf("patch target %+v; want the base's CompositeController %s", p.Target, cc.Metadata.Name)
+	}
+	var ops []struct {
+		Op    string
+		Path  string
+		Value struct {
+			APIVersion     string `json:"apiVersion"`
+			Resource       string
+			UpdateStrategy struct{ Method string } `json:"updateStrategy"`
+		}
+	}
+	if err := yaml.UnmarshalStrict([]byte(p.Patch), &ops); err != nil {
+		t.Fatal(err)
+	}
+	var got, want []string
+	for _, op := range ops {
+		if op.Op != "add" || op.Path != "/spec/childResources/-" || op.Value.UpdateStrategy.Method != "InPlace" {
+			t.Errorf("op %+v; want an add at the end of childResources, updated InPlace", op)
+		}
+		got = append(got, op.Value.APIVersion+" "+op.Value.Resource)
+	}
+	for _, kind := range sync.Kinds {
+		if kind.Built && kind.Component == sync.GatewayAPIComponent {
+			want = append(want, kind.APIVersion+" "+kind.Resource)
+		}
+	}
+	if len(want) == 0 || !slices.Equal(got, want) {
+		t.Errorf("the component adds %v; want the kinds of sync.Kinds in it, %v", got, want)
 	}
 }

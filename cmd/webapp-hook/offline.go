@@ -114,7 +114,8 @@ func runRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // newWebAppRequest wraps a WebApp manifest in the sync request Metacontroller sends for a WebApp
-// it sees for the first time: no children yet.
+// it sees for the first time: no children yet, of every kind the hook builds, those of the
+// optional components (an HTTPRoute) included, so that render shows everything the spec asks for.
 func newWebAppRequest(manifest []byte) ([]byte, error) {
 	var parent map[string]any
 	if err := yaml.Unmarshal(manifest, &parent); err != nil {
