@@ -373,7 +373,9 @@ func TestSyncInvalidWorkload(t *testing.T) {
 		{"ingress annotation with a bad name", func(s *webappv1.WebAppSpec) { s.Ingress.Annotations = map[string]string{"not a key": "x"} }, `spec.ingress.annotations: Invalid value: "not a key": name part must consist of`},
 		{"disruptionBudget below zero", func(s *webappv1.WebAppSpec) { s.DisruptionBudget.MaxUnavailable = ptr(intstr.FromInt32(-1)) }, "spec.disruptionBudget.maxUnavailable: Invalid value: -1: must be greater than or equal to 0"},
 		{"an unknown securityProfile", func(s *webappv1.WebAppSpec) { s.SecurityProfile = "baseline" }, `spec.securityProfile: Unsupported value: "baseline": supported values: "restricted", "none"`},
-		{"a negative runAsUser", func(s *webappv1.WebAppSpec) { s.PodSecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr(int64(-1))} }, "spec.podSecurityContext.runAsUser: Invalid value: -1: must be greater than or equal to 0"},
+		{"a negative runAsUser", func(s *webappv1.WebAppSpec) {
+			s.PodSecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr(int64(-1))}
+		}, "spec.podSecurityContext.runAsUser: Invalid value: -1: must be greater than or equal to 0"},
 		{"a Localhost seccomp profile without a name", func(s *webappv1.WebAppSpec) {
 			s.SecurityContext = &corev1.SecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeLocalhost}}
 		}, "spec.securityContext.seccompProfile.localhostProfile: Required value: when type is Localhost"},
