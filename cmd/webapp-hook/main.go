@@ -204,6 +204,24 @@ type Config struct {
 	IdleTimeout time.Duration
 }
 
+// newDefaults makes the install's defaults from the values of --default-security-profile and
+// --default-gateway, which the server and its offline subcommands share; "" sets none.
+func newDefaults(profile, gateway string) (webappsync.Defaults, error) {
+	d := webappsync.Defaults{SecurityProfile: webappv1.SecurityProfile(profile)}
+	switch d.SecurityProfile {
+	case "", webappv1.SecurityProfileRestricted, webappv1.SecurityProfileNone:
+	default:
+		return d, fmt.Errorf("-default-security-profile must be restricted, none or empty, got %q", profile)
+	}
+	if gateway != "" {
+		var err error
+		if d.Gateway, err = webappsync.ParseGateway(gateway); err != nil {
+			return d, fmt.Errorf("-default-gateway: %w", err)
+		}
+	}
+	return d, nil
+}
+
 // Main is the program: it parses its configuration, listens, serves and shuts down gracefully.
 // Tests use it to start the real server on "127.0.0.1:0".
 type Main struct {
@@ -329,15 +347,8 @@ Flags:
 			return fmt.Errorf("-client-cert-names %q names no DNS name", c.ClientCertNames)
 		}
 	}
-	switch webappv1.SecurityProfile(c.DefaultSecurityProfile) {
-	case "", webappv1.SecurityProfileRestricted, webappv1.SecurityProfileNone:
-	default:
-		return fmt.Errorf("-default-security-profile must be restricted, none or empty, got %q", c.DefaultSecurityProfile)
-	}
-	if c.DefaultGateway != "" {
-		if _, err := webappsync.ParseGateway(c.DefaultGateway); err != nil {
-			return fmt.Errorf("-default-gateway: %w", err)
-		}
+	if _, err := newDefaults(c.DefaultSecurityProfile, c.DefaultGateway); err != nil {
+		return err
 	}
 	if c.MaxInflightBodyBytes == 0 {
 		return fmt.Errorf("-max-inflight-body-bytes must not be 0: give a bound, or -1 for none")
@@ -402,12 +413,9 @@ func (m *Main) Open() error {
 			return err
 		}
 	}
-	defaults := webappsync.Defaults{SecurityProfile: webappv1.SecurityProfile(m.Config.DefaultSecurityProfile)}
-	if m.Config.DefaultGateway != "" {
-		var err error
-		if defaults.Gateway, err = webappsync.ParseGateway(m.Config.DefaultGateway); err != nil {
-			return fmt.Errorf("-default-gateway: %w", err)
-		}
+	defaults, err := newDefaults(m.Config.DefaultSecurityProfile, m.Config.DefaultGateway)
+	if err != nil {
+		return err
 	}
 	ln, err := net.Listen("tcp", m.Config.Addr)
 	if err != nil {

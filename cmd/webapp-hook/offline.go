@@ -18,12 +18,21 @@ import (
 )
 
 // answer sends one hook request through the server's own handler, in process, so that the offline
-// commands answer exactly as the server would.
-func answer(path string, body []byte) (int, []byte) {
-	h := webhook.New(webhook.Options{Logger: slog.New(slog.DiscardHandler)})
+// commands answer exactly as the server would, with the install's defaults d.
+func answer(path string, body []byte, d sync.Defaults) (int, []byte) {
+	h := webhook.New(webhook.Options{Logger: slog.New(slog.DiscardHandler), Defaults: d})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body)))
 	return rec.Code, rec.Body.Bytes()
+}
+
+// defaultsFlags registers on a subcommand's flags the server's flags that change answers,
+// --default-security-profile and --default-gateway (not their environment variables: an offline
+// answer depends only on its command line), and returns what makes their Defaults once parsed.
+func defaultsFlags(fs *flag.FlagSet) func() (sync.Defaults, error) {
+	profile := fs.String("default-security-profile", "", "as the server's: the securityProfile of WebApps that set none")
+	gateway := fs.String("default-gateway", "", "as the server's: namespace/name[/section] of the Gateway of routes that name no parentRefs")
+	return func() (sync.Defaults, error) { return newDefaults(*profile, *gateway) }
 }
 
 // runSync handles `webapp-hook sync`: one Metacontroller request on stdin, its answer on stdout.
@@ -32,16 +41,25 @@ func answer(path string, body []byte) (int, []byte) {
 func runSync(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("webapp-hook sync", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintln(fs.Output(), "Usage: webapp-hook sync < request.json") }
+	defaults := defaultsFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: webapp-hook sync [flags] < request.json")
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		return usageCode(err)
+	}
+	d, err := defaults()
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
 	}
 	body, err := io.ReadAll(stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "read request: %v\n", err)
 		return 1
 	}
-	code, out := answer("/sync", body)
+	code, out := answer("/sync", body, d)
 	if code != http.StatusOK {
 		fmt.Fprintf(stderr, "%d %s", code, out)
 		return 1
@@ -58,8 +76,9 @@ func runRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("webapp-hook render", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	file := fs.String("f", "", "the WebApp manifest to render; - for standard input")
+	defaults := defaultsFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: webapp-hook render -f webapp.yaml")
+		fmt.Fprintln(fs.Output(), "Usage: webapp-hook render [flags] -f webapp.yaml")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -69,8 +88,12 @@ func runRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	d, err := defaults()
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
 	var data []byte
-	var err error
 	if *file == "-" {
 		data, err = io.ReadAll(stdin)
 	} else {
@@ -85,7 +108,7 @@ func runRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %v\n", *file, err)
 		return 1
 	}
-	code, out := answer("/sync", request)
+	code, out := answer("/sync", request, d)
 	if code != http.StatusOK {
 		fmt.Fprintf(stderr, "%s: %s", *file, out)
 		return 1

@@ -212,3 +212,39 @@ func TestDescribeVersion(t *testing.T) {
 		})
 	}
 }
+
+// TestOfflineDefaults checks that render and sync take the server's flags that change answers:
+// the default security profile, and the default Gateway of a route that names none.
+func TestOfflineDefaults(t *testing.T) {
+	route := filepath.Join(t.TempDir(), "route.yaml")
+	os.WriteFile(route, []byte("apiVersion: example.com/v1\nkind: WebApp\nmetadata: {name: shop}\nspec: {image: nginx, port: 8080, route: {hostnames: [shop.example.com]}}\n"), 0o644)
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantOut    string // in stdout; "" for none
+		notOut     string // never in stdout
+		wantStderr string
+	}{
+		{"no profile", []string{"render", "-f", "../../examples/hello.yaml"}, 0, "", "runAsNonRoot", ""},
+		{"the default profile", []string{"render", "--default-security-profile", "restricted", "-f", "../../examples/hello.yaml"}, 0, "runAsNonRoot: true", "", ""},
+		{"an unknown profile", []string{"render", "--default-security-profile", "baseline", "-f", "../../examples/hello.yaml"}, 2, "", "", "-default-security-profile must be restricted, none or empty"},
+		{"a route without a Gateway", []string{"render", "-f", route}, 1, "", "", "spec.route.parentRefs"},
+		{"a route with the default Gateway", []string{"render", "--default-gateway", "infra/public/https", "-f", route}, 0, "sectionName: https", "", ""},
+		{"a bad default Gateway", []string{"sync", "--default-gateway", "public"}, 2, "", "", "-default-gateway"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCommand(t, "", tt.args...)
+			if code != tt.wantCode {
+				t.Fatalf("exit = %d; want %d (stderr %s)", code, tt.wantCode, stderr)
+			}
+			if !strings.Contains(stdout, tt.wantOut) || tt.notOut != "" && strings.Contains(stdout, tt.notOut) {
+				t.Errorf("stdout =\n%s\nwant %q in it and not %q", stdout, tt.wantOut, tt.notOut)
+			}
+			if !strings.Contains(stderr, tt.wantStderr) {
+				t.Errorf("stderr = %q; want it to contain %q", stderr, tt.wantStderr)
+			}
+		})
+	}
+}
