@@ -23,6 +23,10 @@ type scaleMode struct {
 	// config gives each WebApp a ConfigMap and a Secret of its own, in envFrom, so that the
 	// customize answer relates them.
 	config bool
+	// route gives each WebApp a route to one Gateway of the namespace, so that each has an
+	// HTTPRoute and the customize answer relates that Gateway; dir must add the gateway-api
+	// component.
+	route bool
 }
 
 // scaleModes are the CompositeControllers make scale compares, by the names SCALE_MODES takes.
@@ -31,6 +35,7 @@ var scaleModes = []scaleMode{
 	{name: "without customize", dir: "metacontroller", noCustomize: true},
 	{name: "with pod diagnosis", dir: "e2e/testdata/pod-diagnosis"},
 	{name: "as shipped, each with a ConfigMap and a Secret", dir: "metacontroller", config: true},
+	{name: "with routes (gateway-api component)", dir: "e2e/testdata/gateway-api", route: true},
 }
 
 // scaleResult is one row of the benchmark's table.
@@ -189,12 +194,22 @@ func runScale(t *testing.T, m scaleMode, n int, ns string, idle time.Duration, w
 			t.Fatal(err)
 		}
 	}
+	if m.route { // the one Gateway every route attaches to; no controller answers for it
+		gw := obj{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": obj{"name": "web", "namespace": ns},
+			"spec": obj{"gatewayClassName": "scale", "listeners": []any{obj{"name": "http", "protocol": "HTTP", "port": 80}}}}
+		if _, err := client.create(gw); err != nil {
+			t.Fatal(err)
+		}
+	}
 	start := time.Now()
 	if err := parallel(n, 8, func(i int) error {
 		name := fmt.Sprintf("app-%04d", i)
 		spec := obj{
 			"image": "nginx:1.27", "replicas": 1 + i%3, "port": 8080,
 			"env": []any{obj{"name": "INDEX", "value": strconv.Itoa(i)}},
+		}
+		if m.route {
+			spec["route"] = obj{"hostnames": []any{name + ".example.com"}, "parentRefs": []any{obj{"name": "web"}}}
 		}
 		if m.config {
 			spec["envFrom"] = []any{obj{"configMapRef": obj{"name": name}}, obj{"secretRef": obj{"name": name}}}
@@ -286,11 +301,11 @@ func countReady(t *testing.T, ns string) (ready, total int) {
 	return ready, len(items)
 }
 
-// childVersions maps each Deployment and Service of ns to its resourceVersion.
+// childVersions maps each Deployment, Service and HTTPRoute of ns to its resourceVersion.
 func childVersions(t *testing.T, ns string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for _, k := range []struct{ apiVersion, kind string }{{"apps/v1", "Deployment"}, {"v1", "Service"}} {
+	for _, k := range []struct{ apiVersion, kind string }{{"apps/v1", "Deployment"}, {"v1", "Service"}, {"gateway.networking.k8s.io/v1", "HTTPRoute"}} {
 		p, _ := client.path(k.apiVersion, k.kind, ns, "")
 		b, err := client.do("GET", p, "", nil)
 		if err != nil {
