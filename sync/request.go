@@ -24,9 +24,10 @@ type Request struct {
 	Related Related
 	// ChildKinds are the child kinds the CompositeController manages, as "Kind.apiVersion": the
 	// keys of the request's children, which Metacontroller sends for every kind of its
-	// childResources even when it observes no object of that kind, and the kinds the hook reads
-	// among the childResources of the controller the request carries (a customize request has no
-	// children). Nil when the request shows neither; read it through Declares.
+	// childResources even when it observes no object of that kind, or, for a request without
+	// children (a customize request), the kinds the hook builds among the childResources of the
+	// controller the request carries. Nil when the request shows neither; read it through
+	// Declares.
 	ChildKinds map[string]bool
 	// Finalizing is true when Metacontroller calls because the WebApp is being deleted.
 	Finalizing bool
