@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -89,15 +90,68 @@ func TestMetacontrollerProduction(t *testing.T) {
 		if got := field(pdb, "spec", "unhealthyPodEvictionPolicy"); got != "AlwaysAllow" {
 			t.Fatalf("unhealthyPodEvictionPolicy = %v; want AlwaysAllow", got)
 		}
-		// With IfHealthyBudget, the default, this eviction would get 429: the budget allows no
-		// disruption while no pod is healthy.
-		pod := podsOf(t, ns, "app")[0]
-		name := field(pod, "metadata", "name").(string)
-		eviction := obj{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": obj{"name": name, "namespace": ns}}
-		if _, err := client.do("POST", "/api/v1/namespaces/"+ns+"/pods/"+name+"/eviction", "application/json", eviction); err != nil {
-			t.Fatalf("evict %s: %v; want it evicted though the budget allows no disruption of healthy pods", name, err)
+		// A pod that is not Running may be evicted under either policy: wait until both crash
+		// while Running, the case IfHealthyBudget refuses.
+		pod := runningPod(t, ns, sync.LabelInstance+"=app")
+		if err := evict(ns, pod); err != nil {
+			t.Fatalf("evict: %v; want the pod evicted though the budget allows no disruption of healthy pods", err)
+		}
+
+		// The control: the same pods under a budget with the default policy, IfHealthyBudget,
+		// which is what the WebApp's budget had before. Its eviction is refused.
+		labels := obj{"app": "control"}
+		podSpec := obj{"containers": []any{obj{"name": "app", "image": "registry.invalid/crash:1.0"}}}
+		if _, err := client.create(obj{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": obj{"name": "control", "namespace": ns},
+			"spec": obj{"replicas": 2, "selector": obj{"matchLabels": labels}, "template": obj{"metadata": obj{"labels": labels}, "spec": podSpec}}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.create(obj{"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": obj{"name": "control", "namespace": ns},
+			"spec": obj{"maxUnavailable": 1, "selector": obj{"matchLabels": labels}}}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the control budget sees 2 pods, none healthy", 90*time.Second, func() (bool, error) {
+			pdb, err := client.get("policy/v1", "PodDisruptionBudget", ns, "control")
+			return pdb != nil && field(pdb, "status", "expectedPods") == float64(2) && field(pdb, "status", "currentHealthy") == float64(0) &&
+				field(pdb, "status", "observedGeneration") == field(pdb, "metadata", "generation"), err
+		})
+		name := runningPod(t, ns, "app=control")
+		if err := evict(ns, name); err == nil || err.(*apiError).Code != http.StatusTooManyRequests {
+			t.Errorf("evict %s under IfHealthyBudget = %v; want 429, as a drain would meet", name, err)
 		}
 	})
+}
+
+// runningPod waits until every pod of selector in ns (two or more) is Running (kwok's crash stage
+// keeps them not Ready), and returns the first one's name.
+func runningPod(t *testing.T, ns, selector string) string {
+	t.Helper()
+	var name string
+	waitFor(t, "pods of "+selector+" Running", 90*time.Second, func() (bool, error) {
+		b, err := client.do("GET", "/api/v1/namespaces/"+ns+"/pods?labelSelector="+url.QueryEscape(selector), "", nil)
+		if err != nil {
+			return false, err
+		}
+		list, _ := decode(b)
+		items, _ := list["items"].([]any)
+		for _, it := range items {
+			if field(it, "status", "phase") != "Running" || field(it, "metadata", "deletionTimestamp") != nil {
+				return false, nil
+			}
+		}
+		if len(items) < 2 {
+			return false, nil
+		}
+		name, _ = field(items[0], "metadata", "name").(string)
+		return true, nil
+	})
+	return name
+}
+
+// evict asks the Eviction API to evict a pod, as kubectl drain does.
+func evict(ns, pod string) error {
+	eviction := obj{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": obj{"name": pod, "namespace": ns}}
+	_, err := client.do("POST", "/api/v1/namespaces/"+ns+"/pods/"+pod+"/eviction", "application/json", eviction)
+	return err
 }
 
 // labelNamespace merges labels into a namespace's.
