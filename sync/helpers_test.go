@@ -235,6 +235,23 @@ func checkedSync(t *testing.T, req *sync.Request) sync.Response {
 	return resp
 }
 
+// invalidKeepsAll answers req with checkedSync and fails the test unless the WebApp is Invalid
+// with wantMessage in its message and every observed child is answered exactly as it was applied.
+func invalidKeepsAll(t *testing.T, req *sync.Request, wantMessage string) {
+	t.Helper()
+	resp := checkedSync(t, req)
+	if resp.Status.Phase != webappv1.PhaseInvalid || !strings.Contains(resp.Status.Message, wantMessage) {
+		t.Errorf("phase %q, message %q; want Invalid with %q", resp.Status.Phase, resp.Status.Message, wantMessage)
+	}
+	want := make([]any, len(req.Children))
+	for i, c := range req.Children {
+		want[i] = lastApplied(t, c)
+	}
+	if got := asJSON(t, resp.Children); got != asJSON(t, want) {
+		t.Errorf("children =\n%s\nwant every observed child unchanged", got)
+	}
+}
+
 // golden compares an answer with testdata/answers/<test name>.json. Run with -update to rewrite.
 // The end-to-end suite sends every one of these answers to a real kube-apiserver: each child must
 // pass a server-side dry-run apply and each status an update of the WebApp status subresource.

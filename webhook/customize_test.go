@@ -44,14 +44,7 @@ func TestCustomizeOptions(t *testing.T) {
 		{"plain HTTP and pod diagnosis", webhook.Options{PodDiagnosis: true}, []string{"pods", "configmaps"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			rec := serve(newHandler(tt.opts), "POST", "/customize", body)
-			if rec.Code != 200 {
-				t.Fatalf("/customize = %d %s", rec.Code, rec.Body)
-			}
-			var resp sync.CustomizeResponse
-			if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
-				t.Fatal(err)
-			}
+			resp := customizeAnswer(t, tt.opts, body)
 			var got []string
 			for _, r := range resp.RelatedResources {
 				got = append(got, r.Resource)
@@ -97,14 +90,7 @@ func TestCustomizeGateways(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ccSpec["childResources"] = tt.children
 			body, _ := json.Marshal(req)
-			rec := serve(newHandler(webhook.Options{Defaults: *tt.gateway}), "POST", "/customize", string(body))
-			if rec.Code != 200 {
-				t.Fatalf("/customize = %d %s", rec.Code, rec.Body)
-			}
-			var resp sync.CustomizeResponse
-			if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
-				t.Fatal(err)
-			}
+			resp := customizeAnswer(t, webhook.Options{Defaults: *tt.gateway}, string(body))
 			var got []string
 			for _, r := range resp.RelatedResources {
 				s := r.Resource
@@ -118,4 +104,19 @@ func TestCustomizeGateways(t *testing.T) {
 			}
 		})
 	}
+}
+
+// customizeAnswer posts body to /customize of a handler with opts and returns the answer,
+// failing the test unless it is a 200 with a customize answer.
+func customizeAnswer(t *testing.T, opts webhook.Options, body string) sync.CustomizeResponse {
+	t.Helper()
+	rec := serve(newHandler(opts), "POST", "/customize", body)
+	if rec.Code != 200 {
+		t.Fatalf("/customize = %d %s", rec.Code, rec.Body)
+	}
+	var resp sync.CustomizeResponse
+	if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }
