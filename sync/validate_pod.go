@@ -156,27 +156,7 @@ func validateProbe(p *corev1.Probe, successMustBeOne bool, fld *field.Path) fiel
 	if handlers != 1 {
 		errs = append(errs, field.Invalid(fld, field.OmitValueType{}, fmt.Sprintf("needs exactly one of exec, httpGet, tcpSocket or grpc, got %d", handlers)))
 	}
-	if p.Exec != nil && len(p.Exec.Command) == 0 {
-		errs = append(errs, field.Required(fld.Child("exec", "command"), ""))
-	}
-	if h := p.HTTPGet; h != nil {
-		errs = append(errs, validateProbePort(h.Port, fld.Child("httpGet", "port"))...)
-		if h.Host != "" {
-			errs = append(errs, field.Forbidden(fld.Child("httpGet", "host"), "a probe checks the pod itself"))
-		}
-		if h.Path != "" && !strings.HasPrefix(h.Path, "/") {
-			errs = append(errs, field.Invalid(fld.Child("httpGet", "path"), short(h.Path), "must start with /"))
-		}
-		if schemes := []corev1.URIScheme{corev1.URISchemeHTTP, corev1.URISchemeHTTPS}; h.Scheme != "" && !slices.Contains(schemes, h.Scheme) {
-			errs = append(errs, field.NotSupported(fld.Child("httpGet", "scheme"), short(string(h.Scheme)), schemes))
-		}
-	}
-	if t := p.TCPSocket; t != nil {
-		errs = append(errs, validateProbePort(t.Port, fld.Child("tcpSocket", "port"))...)
-		if t.Host != "" {
-			errs = append(errs, field.Forbidden(fld.Child("tcpSocket", "host"), "a probe checks the pod itself"))
-		}
-	}
+	errs = append(errs, validateActions(p.Exec, p.HTTPGet, p.TCPSocket, "a probe checks the pod itself", fld)...)
 	if g := p.GRPC; g != nil {
 		errs = append(errs, validateRange(&g.Port, webappv1.MinPort, webappv1.MaxPort, fld.Child("grpc", "port"))...)
 	}
@@ -190,6 +170,37 @@ func validateProbe(p *corev1.Probe, successMustBeOne bool, fld *field.Path) fiel
 	}
 	if successMustBeOne && p.SuccessThreshold > 1 {
 		errs = append(errs, field.Invalid(fld.Child("successThreshold"), p.SuccessThreshold, "must be 1"))
+	}
+	return errs
+}
+
+// validateActions reports what the kubelet could not run of a probe's or a lifecycle hook's
+// actions (fld is the handler's path): an exec without a command, a port that is neither a port
+// number nor a port name, an httpGet path that does not start with "/" or an unknown scheme, and
+// a host on httpGet or tcpSocket, which would have the kubelet call any address the author
+// names, from the node; why says why the action may not.
+func validateActions(exec *corev1.ExecAction, get *corev1.HTTPGetAction, tcp *corev1.TCPSocketAction, why string, fld *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if exec != nil && len(exec.Command) == 0 {
+		errs = append(errs, field.Required(fld.Child("exec", "command"), ""))
+	}
+	if h := get; h != nil {
+		errs = append(errs, validateProbePort(h.Port, fld.Child("httpGet", "port"))...)
+		if h.Host != "" {
+			errs = append(errs, field.Forbidden(fld.Child("httpGet", "host"), why))
+		}
+		if h.Path != "" && !strings.HasPrefix(h.Path, "/") {
+			errs = append(errs, field.Invalid(fld.Child("httpGet", "path"), short(h.Path), "must start with /"))
+		}
+		if schemes := []corev1.URIScheme{corev1.URISchemeHTTP, corev1.URISchemeHTTPS}; h.Scheme != "" && !slices.Contains(schemes, h.Scheme) {
+			errs = append(errs, field.NotSupported(fld.Child("httpGet", "scheme"), short(string(h.Scheme)), schemes))
+		}
+	}
+	if t := tcp; t != nil {
+		errs = append(errs, validateProbePort(t.Port, fld.Child("tcpSocket", "port"))...)
+		if t.Host != "" {
+			errs = append(errs, field.Forbidden(fld.Child("tcpSocket", "host"), why))
+		}
 	}
 	return errs
 }

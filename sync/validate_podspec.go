@@ -409,9 +409,9 @@ func validateShutdown(spec *webappv1.WebAppSpec, fld *field.Path) field.ErrorLis
 	return errs
 }
 
-// validateHandler reports a lifecycle handler, when set, without exactly one action, with a
-// host (which would have the kubelet call any address the author names), or a sleep that is
-// negative or outlasts the grace period.
+// validateHandler reports a lifecycle handler, when set, without exactly one action, with an
+// action the kubelet could not run or that names a host (validateActions), or with a sleep that
+// is negative or outlasts the grace period.
 func validateHandler(h *corev1.LifecycleHandler, grace int64, fld *field.Path) field.ErrorList {
 	if h == nil {
 		return nil
@@ -426,21 +426,7 @@ func validateHandler(h *corev1.LifecycleHandler, grace int64, fld *field.Path) f
 	if n != 1 {
 		errs = append(errs, field.Invalid(fld, field.OmitValueType{}, fmt.Sprintf("needs exactly one of exec, httpGet, tcpSocket or sleep, got %d", n)))
 	}
-	if h.Exec != nil && len(h.Exec.Command) == 0 {
-		errs = append(errs, field.Required(fld.Child("exec", "command"), ""))
-	}
-	if g := h.HTTPGet; g != nil {
-		errs = append(errs, validateProbePort(g.Port, fld.Child("httpGet", "port"))...)
-		if g.Host != "" {
-			errs = append(errs, field.Forbidden(fld.Child("httpGet", "host"), "a lifecycle hook calls the pod itself"))
-		}
-	}
-	if t := h.TCPSocket; t != nil {
-		errs = append(errs, validateProbePort(t.Port, fld.Child("tcpSocket", "port"))...)
-		if t.Host != "" {
-			errs = append(errs, field.Forbidden(fld.Child("tcpSocket", "host"), "a lifecycle hook calls the pod itself"))
-		}
-	}
+	errs = append(errs, validateActions(h.Exec, h.HTTPGet, h.TCPSocket, "a lifecycle hook calls the pod itself", fld)...)
 	if s := h.Sleep; s != nil && (s.Seconds < 0 || s.Seconds > grace) {
 		errs = append(errs, field.Invalid(fld.Child("sleep", "seconds"), s.Seconds, fmt.Sprintf("must be between 0 and terminationGracePeriodSeconds (%d)", grace)))
 	}
