@@ -125,6 +125,8 @@ type ObservedDeployment struct {
 	Selector *metav1.LabelSelector
 	// ConfigHash is the pod template's AnnotationConfigHash annotation, "" when it has none.
 	ConfigHash string
+	// PartialConfigHash is its own AnnotationPartialConfigHash annotation, "" when it has none.
+	PartialConfigHash string
 	// Status is the Deployment controller's report.
 	Status ObservedDeploymentStatus
 }
