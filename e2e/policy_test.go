@@ -384,7 +384,13 @@ func TestPolicy(t *testing.T) {
 		// dave is a tenant given WebApps and nothing else: webapp-edit alone, no view, no edit.
 		bind(t, ns, "dave", "ClusterRole", "webapp-edit")
 		may(t, "dave", "get", "example.com", "webapps", ns)
-		file := filepath.Join(t.TempDir(), "webapp.yaml")
+		// Not t.TempDir(): the test's name has commas, and kubectl apply -f splits paths on them.
+		dir, err := os.MkdirTemp("", "dave-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		file := filepath.Join(dir, "webapp.yaml")
 		write := func(name string, spec obj) {
 			t.Helper()
 			b, err := json.Marshal(webApp(ns, name, spec))
