@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"encoding/base64"
 	"fmt"
 	"os"
 	"os/exec"
@@ -211,6 +212,169 @@ func TestChartEqualsKustomize(t *testing.T) {
 				}
 			}
 			diffObjects(t, comparable(t, got), comparable(t, want))
+		})
+	}
+}
+
+// chartOptions are value sets, one per option of the chart beyond the defaults, that helm lint
+// and helm template must take cleanly.
+var chartOptions = map[string][]string{
+	"default values":        nil,
+	"image digest":          {"image.digest=sha256:" + strings.Repeat("ab", 32), "image.pullPolicy=Always"},
+	"image tag":             {"image.tag=v1.2.3"},
+	"hook flags":            {"hook.logLevel=debug", "hook.cacheBytes=0", "hook.maxBodyBytes=8388608", "hook.maxInflightBodyBytes=-1", "hook.inflightWait=3s", "hook.bodyTimeout=6s", "hook.maxConnections=64", "hook.defaultSecurityProfile=restricted", "hook.defaultGateway=infra/public/https"},
+	"scheduling":            {"replicas=3", "nodeSelector.kubernetes\\.io/os=linux", "tolerations[0].key=dedicated", "tolerations[0].operator=Exists", "priorityClassName=system-cluster-critical", "resources.limits.memory=256Mi", "goMemLimit=192MiB"},
+	"podDiagnosis":          {"podDiagnosis.enabled=true"},
+	"gatewayAPI":            {"gatewayAPI.enabled=true"},
+	"policy and roles off":  {"policy.enabled=false", "roles.enabled=false"},
+	"crds not kept":         {"crds.keep=false"},
+	"crds not installed":    {"crds.install=false"},
+	"TLS, cert-manager":     {"tls.enabled=true"},
+	"TLS, named issuer":     {"tls.enabled=true", "tls.certManager.issuerRef.name=corp-ca", "tls.certManager.issuerRef.kind=ClusterIssuer"},
+	"TLS, existing Secrets": {"tls.enabled=true", "tls.source=secret", "tls.secretName=my-tls", "token.generate=false", "token.secretName=my-token", "token.acceptedSecretName=my-tokens"},
+	"no NetworkPolicy, PDB": {"networkPolicy.enabled=false", "podDisruptionBudget.enabled=false"},
+	"resync":                {"compositeController.resyncPeriodSeconds=5"},
+}
+
+// byKind returns the rendered objects of one kind, by name.
+func byKind(docs []obj, kind string) map[string]obj {
+	out := map[string]obj{}
+	for _, d := range docs {
+		if _, k, _, name := identity(d); k == kind {
+			out[name] = d
+		}
+	}
+	return out
+}
+
+// TestChartOptions lints and renders the chart with each option, checks what each option is for,
+// and checks that values.schema.json refuses a wrong type, an unknown key and a bad value, naming
+// the field.
+func TestChartOptions(t *testing.T) {
+	requireHelm(t)
+	for name, set := range chartOptions {
+		t.Run("lint/"+name, func(t *testing.T) {
+			if out, err := helm(append([]string{"lint", "--strict", chartDir}, setArgs(set)...)...); err != nil {
+				t.Error(err)
+			} else if !strings.Contains(out, "0 chart(s) failed") {
+				t.Errorf("helm lint:\n%s", out)
+			}
+			helmTemplate(t, "webapp-system", set...)
+		})
+	}
+	container := func(docs []obj) obj {
+		return field(byKind(docs, "Deployment")["webapp-hook"], "spec", "template", "spec", "containers", 0).(map[string]any)
+	}
+	t.Run("a digest wins over the tag", func(t *testing.T) {
+		c := container(helmTemplate(t, "webapp-system", chartOptions["image digest"]...))
+		if want := "ghcr.io/example/webapp-hook@sha256:" + strings.Repeat("ab", 32); c["image"] != want || c["imagePullPolicy"] != "Always" {
+			t.Errorf("image %v, pull policy %v; want %s, Always", c["image"], c["imagePullPolicy"], want)
+		}
+		if c := container(helmTemplate(t, "webapp-system", chartOptions["image tag"]...)); c["image"] != "ghcr.io/example/webapp-hook:v1.2.3" {
+			t.Errorf("image %v; want the tag", c["image"])
+		}
+		if c := container(helmTemplate(t, "webapp-system", "image.tag=")); c["image"] != "ghcr.io/example/webapp-hook:dev" {
+			t.Errorf("image %v with no tag; want the chart's appVersion, dev", c["image"])
+		}
+	})
+	t.Run("hook flags", func(t *testing.T) {
+		args := fmt.Sprint(container(helmTemplate(t, "webapp-system", chartOptions["hook flags"]...))["args"])
+		for _, want := range []string{"--log-level=debug", "--cache-bytes=0", "--max-body-bytes=8388608", "--max-inflight-body-bytes=-1", "--inflight-wait=3s", "--body-timeout=6s", "--max-connections=64", "--default-security-profile=restricted", "--default-gateway=infra/public/https"} {
+			if !strings.Contains(args, want) {
+				t.Errorf("args %s; want %s", args, want)
+			}
+		}
+	})
+	t.Run("scheduling", func(t *testing.T) {
+		docs := helmTemplate(t, "webapp-system", chartOptions["scheduling"]...)
+		spec := field(byKind(docs, "Deployment")["webapp-hook"], "spec")
+		pod := field(spec, "template", "spec")
+		if field(spec, "replicas") != float64(3) || field(pod, "nodeSelector", "kubernetes.io/os") != "linux" ||
+			field(pod, "tolerations", 0, "key") != "dedicated" || field(pod, "priorityClassName") != "system-cluster-critical" ||
+			field(pod, "containers", 0, "resources", "limits", "memory") != "256Mi" || field(pod, "containers", 0, "env", 0, "value") != "192MiB" {
+			t.Errorf("Deployment spec %v; want the scheduling values", spec)
+		}
+	})
+	t.Run("crds.keep", func(t *testing.T) {
+		if got := field(byKind(helmTemplate(t, "webapp-system"), "CustomResourceDefinition")["webapps.example.com"], "metadata", "annotations", "helm.sh/resource-policy"); got != "keep" {
+			t.Errorf("CRD resource policy %v by default; want keep", got)
+		}
+		if got := field(byKind(helmTemplate(t, "webapp-system", "crds.keep=false"), "CustomResourceDefinition")["webapps.example.com"], "metadata", "annotations", "helm.sh/resource-policy"); got != nil {
+			t.Errorf("CRD resource policy %v with crds.keep=false; want none", got)
+		}
+	})
+	t.Run("a generated token", func(t *testing.T) {
+		secrets := byKind(helmTemplate(t, "webapp-system", "tls.enabled=true"), "Secret")
+		token, _ := field(secrets["webapp-hook-token"], "data", "token").(string)
+		tokens, _ := field(secrets["webapp-hook-tokens"], "data", "tokens").(string)
+		sent, err1 := base64.StdEncoding.DecodeString(token)
+		accepted, err2 := base64.StdEncoding.DecodeString(tokens)
+		if err1 != nil || err2 != nil || len(sent) < 32 || string(accepted) != string(sent)+"\n" {
+			t.Errorf("token Secrets %v; want a token of 32 characters or more, sent and accepted", secrets)
+		}
+		other := byKind(helmTemplate(t, "webapp-system", "tls.enabled=true"), "Secret")
+		if field(other["webapp-hook-token"], "data", "token") == token {
+			t.Error("two renders with no Secret to look up made the same token")
+		}
+		if s := byKind(helmTemplate(t, "webapp-system", chartOptions["TLS, existing Secrets"]...), "Secret"); len(s) != 0 {
+			t.Errorf("token.generate=false renders Secrets %v; want none", s)
+		}
+	})
+	t.Run("TLS from a named issuer", func(t *testing.T) {
+		docs := helmTemplate(t, "webapp-system", chartOptions["TLS, named issuer"]...)
+		certs := byKind(docs, "Certificate")
+		if len(byKind(docs, "Issuer")) != 0 || len(certs) != 1 || field(certs["webapp-hook-tls"], "spec", "issuerRef", "name") != "corp-ca" ||
+			field(certs["webapp-hook-tls"], "spec", "issuerRef", "kind") != "ClusterIssuer" {
+			t.Errorf("Issuers %v, Certificates %v; want only the serving certificate, from ClusterIssuer corp-ca", byKind(docs, "Issuer"), certs)
+		}
+	})
+	t.Run("TLS from existing Secrets", func(t *testing.T) {
+		docs := helmTemplate(t, "webapp-system", chartOptions["TLS, existing Secrets"]...)
+		cc := byKind(docs, "CompositeController")["webapp-controller"]
+		sync := field(cc, "spec", "hooks", "sync", "webhook")
+		vols := fmt.Sprint(field(byKind(docs, "Deployment")["webapp-hook"], "spec", "template", "spec", "volumes"))
+		if field(sync, "authorization", "secretRef", "name") != "my-token" || field(sync, "caBundle", "secretRef", "name") != "my-tls" ||
+			!strings.Contains(vols, "my-tls") || !strings.Contains(vols, "my-tokens") || len(byKind(docs, "Certificate")) != 0 {
+			t.Errorf("sync webhook %v, volumes %s; want the named Secrets and no Certificate", sync, vols)
+		}
+	})
+	t.Run("off by default", func(t *testing.T) {
+		docs := helmTemplate(t, "webapp-system", chartOptions["no NetworkPolicy, PDB"]...)
+		if len(byKind(docs, "NetworkPolicy"))+len(byKind(docs, "PodDisruptionBudget")) != 0 {
+			t.Error("networkPolicy.enabled=false, podDisruptionBudget.enabled=false still render them")
+		}
+	})
+	t.Run("another namespace", func(t *testing.T) {
+		docs := helmTemplate(t, "platform", "tls.enabled=true")
+		url := field(byKind(docs, "CompositeController")["webapp-controller"], "spec", "hooks", "sync", "webhook", "url")
+		names := fmt.Sprint(field(byKind(docs, "Certificate")["webapp-hook-tls"], "spec", "dnsNames"))
+		if url != "https://webapp-hook.platform/sync" || !strings.Contains(names, "webapp-hook.platform.svc") {
+			t.Errorf("hook URL %v, certificate names %s; want the release's namespace", url, names)
+		}
+	})
+
+	// Each refusal names the field.
+	for _, tc := range []struct{ set, want string }{
+		{"replicas=two", "/replicas"},
+		{"unknown=1", "unknown"},
+		{"hook.logLevel=loud", "/hook/logLevel"},
+		{"hook.unknownFlag=1", "unknownFlag"},
+		{"image.digest=latest", "/image/digest"},
+		{"tls.source=vault", "/tls/source"},
+		{"tls.enabled=yes", "/tls/enabled"},
+		{"crds.keep=maybe", "/crds/keep"},
+		{"hook.inflightWait=soon", "/hook/inflightWait"},
+		{"networkPolicy.metacontroller.extra=1", "extra"},
+		{"podLabels.app\\.kubernetes\\.io/name=other", "app.kubernetes.io/name"},
+	} {
+		t.Run("refuses "+tc.set, func(t *testing.T) {
+			out, err := helm("template", "webapp-operator", chartDir, "--set", tc.set)
+			if err == nil {
+				t.Fatalf("helm template --set %s rendered; want the schema to refuse it", tc.set)
+			}
+			if !strings.Contains(out, "schema") || !strings.Contains(out, tc.want) {
+				t.Errorf("helm template --set %s said\n%s\nwant a schema error naming %s", tc.set, out, tc.want)
+			}
 		})
 	}
 }
