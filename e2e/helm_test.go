@@ -129,21 +129,24 @@ func hookRollout(t *testing.T, ns string) (generation float64, args []any, repli
 func TestHelm(t *testing.T) {
 	requireHelm(t)
 	mcBin := requireMetacontroller(t)
+	// The release's namespace enforces Pod Security "restricted", as the README has it; the
+	// WebApps live in a tenant's namespace of their own.
 	ns := client.namespace(t, "helm")
 	labelNamespace(t, ns, map[string]string{"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest"})
+	apps := client.namespace(t, "helm-apps")
 	const release = "webapp-operator"
 	webapps := []string{}
 
 	// Last: the WebApps go while Metacontroller still finalizes them, then the release.
 	t.Cleanup(func() {
 		for _, name := range webapps {
-			p, _ := client.path("example.com/v1", "WebApp", ns, name)
+			p, _ := client.path("example.com/v1", "WebApp", apps, name)
 			client.do("DELETE", p, "", nil)
 		}
 		for _, name := range webapps {
 			deadline := time.Now().Add(60 * time.Second)
 			for time.Now().Before(deadline) {
-				if w, err := client.get("example.com/v1", "WebApp", ns, name); err == nil && w == nil {
+				if w, err := client.get("example.com/v1", "WebApp", apps, name); err == nil && w == nil {
 					break
 				}
 				time.Sleep(200 * time.Millisecond)
@@ -187,11 +190,11 @@ func TestHelm(t *testing.T) {
 	}
 	newWebApp := func(t *testing.T, name string) {
 		t.Helper()
-		if _, err := client.create(webApp(ns, name, obj{"image": "nginx:1.27", "replicas": 2, "port": 8080})); err != nil {
+		if _, err := client.create(webApp(apps, name, obj{"image": "nginx:1.27", "replicas": 2, "port": 8080})); err != nil {
 			t.Fatal(err)
 		}
 		webapps = append(webapps, name)
-		waitStatus(t, ns, name, "Ready", 90*time.Second, phaseIs(webappv1.PhaseReady))
+		waitStatus(t, apps, name, "Ready", 90*time.Second, phaseIs(webappv1.PhaseReady))
 	}
 	// unchanged checks, after at least two resyncs through the hook, that no child of the WebApps
 	// was rewritten since before.
@@ -203,7 +206,7 @@ func TestHelm(t *testing.T) {
 			t.Errorf("%v sync calls in 12 s; want the resyncs to reach the hook", got-calls)
 		}
 		for name, want := range before {
-			if got := versions(t, ns, name); fmt.Sprint(got) != fmt.Sprint(want) {
+			if got := versions(t, apps, name); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("WebApp %s: children's resourceVersions %v -> %v; want none rewritten", name, want, got)
 			}
 		}
@@ -211,7 +214,7 @@ func TestHelm(t *testing.T) {
 	snapshot := func(t *testing.T) map[string]map[string]any {
 		out := map[string]map[string]any{}
 		for _, name := range webapps {
-			out[name] = versions(t, ns, name)
+			out[name] = versions(t, apps, name)
 			if len(out[name]) < 2 {
 				t.Fatalf("WebApp %s has children %v; want its Deployment and Service", name, out[name])
 			}
@@ -288,7 +291,7 @@ func TestHelm(t *testing.T) {
 		// The resync period too, so that the check below sees resyncs: a change of the
 		// CompositeController's spec, after which Metacontroller restarts the controller and syncs
 		// every WebApp again.
-		r := helmJSON(t, "upgrade", release, chartDir, "--namespace", ns, "--reuse-values", "--set", "hook.logLevel=debug", "--set", "compositeController.resyncPeriodSeconds=5", "--wait", "--timeout", "3m")
+		r := helmJSON(t, "upgrade", release, chartDir, "--namespace", ns, "--set", "hook.logLevel=debug", "--set", "compositeController.resyncPeriodSeconds=5", "--wait", "--timeout", "3m")
 		if r.Version != 2 {
 			t.Errorf("release version %d; want 2", r.Version)
 		}
@@ -327,7 +330,7 @@ func TestHelm(t *testing.T) {
 			})
 		}
 		for name, want := range before {
-			if got := versions(t, ns, name); fmt.Sprint(got) != fmt.Sprint(want) {
+			if got := versions(t, apps, name); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("WebApp %s: children %v -> %v after uninstall; want them all kept as they were", name, want, got)
 			}
 		}
@@ -343,24 +346,24 @@ func TestHelm(t *testing.T) {
 		waitFor(t, "the earlier chart's controller syncing hello", 60*time.Second, func() (bool, error) {
 			return hook.calls()["sync"] > 0, nil
 		})
-		waitStatus(t, ns, "hello", "Ready under the earlier chart", 90*time.Second, phaseIs(webappv1.PhaseReady))
+		waitStatus(t, apps, "hello", "Ready under the earlier chart", 90*time.Second, phaseIs(webappv1.PhaseReady))
 		newWebApp(t, "second")
 		uids := map[string]any{}
 		for _, name := range webapps {
-			uids[name] = field(mustGet(t, "example.com/v1", "WebApp", ns, name), "metadata", "uid")
+			uids[name] = field(mustGet(t, "example.com/v1", "WebApp", apps, name), "metadata", "uid")
 		}
 		before := snapshot(t)
-		up := helmJSON(t, "upgrade", release, chartDir, "--namespace", ns, "--reuse-values", "--wait", "--timeout", "3m")
+		up := helmJSON(t, "upgrade", release, chartDir, "--namespace", ns, "--set", "compositeController.resyncPeriodSeconds=5", "--wait", "--timeout", "3m")
 		if up.Chart.Metadata.Version == "0.1.0" || up.Info.Status != "deployed" {
 			t.Fatalf("upgraded to chart %s, %s; want the current chart deployed", up.Chart.Metadata.Version, up.Info.Status)
 		}
 		runHook(t)
 		unchanged(t, before)
 		for name, uid := range uids {
-			if got := field(mustGet(t, "example.com/v1", "WebApp", ns, name), "metadata", "uid"); got != uid {
+			if got := field(mustGet(t, "example.com/v1", "WebApp", apps, name), "metadata", "uid"); got != uid {
 				t.Errorf("WebApp %s uid %v -> %v; want the same WebApp", name, uid, got)
 			}
-			waitStatus(t, ns, name, "Ready after the upgrade", 30*time.Second, phaseIs(webappv1.PhaseReady))
+			waitStatus(t, apps, name, "Ready after the upgrade", 30*time.Second, phaseIs(webappv1.PhaseReady))
 		}
 	})
 }
