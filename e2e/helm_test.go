@@ -137,29 +137,17 @@ func TestHelm(t *testing.T) {
 	const release = "webapp-operator"
 	webapps := []string{}
 
-	// Last: the WebApps go while Metacontroller still finalizes them, then the release.
+	// The hook, started once the release has made its Deployment, and again after each rollout.
+	hook := &hookProcess{bin: buildHook(t), dir: t.TempDir(), addr: "127.0.0.1:" + freePort(), metricsAddr: "127.0.0.1:" + freePort()}
 	t.Cleanup(func() {
-		for _, name := range webapps {
-			p, _ := client.path("example.com/v1", "WebApp", apps, name)
-			client.do("DELETE", p, "", nil)
-		}
-		for _, name := range webapps {
-			deadline := time.Now().Add(60 * time.Second)
-			for time.Now().Before(deadline) {
-				if w, err := client.get("example.com/v1", "WebApp", apps, name); err == nil && w == nil {
-					break
-				}
-				time.Sleep(200 * time.Millisecond)
+		if hook.daemon != nil {
+			hook.stop(syscall.SIGTERM)
+			if t.Failed() {
+				t.Logf("hook log:\n%s", tailFile(hook.log, 3000))
 			}
 		}
-		helm("uninstall", release, "--namespace", ns, "--wait", "--timeout", "60s")
-		// Whatever a failed step left: the CompositeController would steer the next tests' WebApps.
-		p, _ := client.path("metacontroller.k8s.io/v1alpha1", "CompositeController", "", "webapp-controller")
-		client.do("DELETE", p, "", nil)
 	})
-
-	var hook *hookProcess
-	proxy := startServiceProxy(t, "webapp-hook."+ns, func() string { return hook.url() })
+	proxy := startServiceProxy(t, "webapp-hook."+ns, hook.url)
 	m := &metacontroller{metricsAddr: "127.0.0.1:" + freePort()}
 	d, err := startDaemon(t.TempDir(), "metacontroller", []string{"HTTP_PROXY=" + proxy.URL}, mcBin,
 		metacontrollerFlags(filepath.Join(cluster.dir, "kubeconfig"), m.metricsAddr, 5)...)
@@ -176,15 +164,40 @@ func TestHelm(t *testing.T) {
 	if err := waitHTTP(t.Context(), "http://"+m.metricsAddr+"/metrics", nil, 30*time.Second); err != nil {
 		t.Fatalf("metacontroller: %v\n%s", err, tailFile(m.log, 3000))
 	}
+	// First of the cleanups (registered after Metacontroller, the proxy and the hook): the WebApps
+	// go while Metacontroller still finalizes them, then the release.
+	t.Cleanup(func() {
+		for _, name := range webapps {
+			p, _ := client.path("example.com/v1", "WebApp", apps, name)
+			client.do("DELETE", p, "", nil)
+		}
+		for _, name := range webapps {
+			deadline := time.Now().Add(60 * time.Second)
+			for {
+				if w, err := client.get("example.com/v1", "WebApp", apps, name); err == nil && w == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Errorf("WebApp %s not finalized and deleted 60 s after its deletion under the chart's controller", name)
+					break
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		}
+		helm("uninstall", release, "--namespace", ns, "--wait", "--timeout", "60s")
+		// Whatever a failed step left: the CompositeController would steer the next tests' WebApps.
+		p, _ := client.path("metacontroller.k8s.io/v1alpha1", "CompositeController", "", "webapp-controller")
+		client.do("DELETE", p, "", nil)
+	})
+
 	// runHook starts the hook, or restarts it with the flags of the Deployment as it is now, as
 	// a rollout replaces its pods.
 	runHook := func(t *testing.T) {
+		t.Helper()
 		args, env := installedHook(t, ns)
-		if hook == nil {
-			hook = startHook(t, install{hookArgs: args, hookEnv: env})
-			return
+		if hook.daemon != nil {
+			hook.stop(syscall.SIGTERM)
 		}
-		hook.stop(syscall.SIGTERM)
 		hook.args, hook.env = args, env
 		hook.restart(t)
 	}
