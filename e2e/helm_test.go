@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -377,6 +378,58 @@ func TestHelm(t *testing.T) {
 				t.Errorf("WebApp %s uid %v -> %v; want the same WebApp", name, uid, got)
 			}
 			waitStatus(t, apps, name, "Ready after the upgrade", 30*time.Second, phaseIs(webappv1.PhaseReady))
+		}
+	})
+	t.Run("TLS: the token is made once and every upgrade keeps it", func(t *testing.T) {
+		// The hook's certificate is yours here (tls.source=secret): no cert-manager controller runs.
+		// While TLS is on, Metacontroller, which dials HTTPS hooks directly, reaches no hook and
+		// changes nothing; the WebApps are managed again once it is off.
+		tlsSecret := obj{"apiVersion": "v1", "kind": "Secret", "metadata": obj{"name": "webapp-hook-tls", "namespace": ns},
+			"data": obj{"tls.crt": "", "tls.key": "", "ca.crt": ""}}
+		if _, err := client.create(tlsSecret); err != nil {
+			t.Fatal(err)
+		}
+		token := func() (sent, accepted string) {
+			t.Helper()
+			a := mustGet(t, "v1", "Secret", ns, "webapp-hook-token")
+			b := mustGet(t, "v1", "Secret", ns, "webapp-hook-tokens")
+			return field(a, "data", "token").(string), field(b, "data", "tokens").(string)
+		}
+		tlsOn := []string{"--set", "tls.enabled=true", "--set", "tls.source=secret", "--set", "compositeController.resyncPeriodSeconds=5"}
+		helmJSON(t, append([]string{"upgrade", release, chartDir, "--namespace", ns}, tlsOn...)...)
+		sent, accepted := token()
+		raw, _ := base64.StdEncoding.DecodeString(sent)
+		if len(raw) < 32 {
+			t.Fatalf("generated token of %d bytes; want 32 or more", len(raw))
+		}
+		helmJSON(t, append([]string{"upgrade", release, chartDir, "--namespace", ns, "--set", "hook.logLevel=warn"}, tlsOn...)...)
+		if s, a := token(); s != sent || a != accepted {
+			t.Error("an upgrade made a new token; want the one made at the first install with TLS kept")
+		}
+		// What make rotate-token leaves: a new token sent, and accepted alone.
+		rotated := base64.StdEncoding.EncodeToString([]byte(randomHex(32)))
+		for name, data := range map[string]obj{"webapp-hook-token": {"token": rotated}, "webapp-hook-tokens": {"tokens": rotated}} {
+			p, _ := client.path("v1", "Secret", ns, name)
+			if _, err := client.do("PATCH", p, "application/merge-patch+json", obj{"data": data}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		helmJSON(t, append([]string{"upgrade", release, chartDir, "--namespace", ns}, tlsOn...)...)
+		if s, a := token(); s != rotated || a != rotated {
+			t.Error("an upgrade undid a rotation; want the Secrets' tokens kept as they are")
+		}
+		cc := mustGet(t, "metacontroller.k8s.io/v1alpha1", "CompositeController", "", "webapp-controller")
+		if got := field(cc, "spec", "hooks", "sync", "webhook", "authorization", "secretRef", "name"); got != "webapp-hook-token" {
+			t.Errorf("sync hook sends the token of %v; want webapp-hook-token", got)
+		}
+		// Back to plain HTTP, so that the WebApps are finalized at the end.
+		helmJSON(t, "upgrade", release, chartDir, "--namespace", ns, "--set", "compositeController.resyncPeriodSeconds=5", "--wait", "--timeout", "3m")
+		runHook(t)
+		waitFor(t, "the controller over plain HTTP syncing again", 60*time.Second, func() (bool, error) {
+			return hook.calls()["sync"] > 0, nil
+		})
+		for _, name := range webapps {
+			waitStatus(t, apps, name, "Ready, TLS off again", 60*time.Second, phaseIs(webappv1.PhaseReady))
 		}
 	})
 }
