@@ -34,9 +34,9 @@ type controlPlane struct {
 }
 
 // testUsers are users with no rights of their own beyond those of every authenticated user (the
-// apiserver authorizes with RBAC), for tests to bind roles to: alice, bob and carol as people,
-// metacontroller-e2e as a Metacontroller with least privilege.
-var testUsers = []string{"alice", "bob", "carol", "metacontroller-e2e"}
+// apiserver authorizes with RBAC), for tests to bind roles to: alice, bob, carol and dave as
+// people, metacontroller-e2e as a Metacontroller with least privilege.
+var testUsers = []string{"alice", "bob", "carol", "dave", "metacontroller-e2e"}
 
 type process struct {
 	name string
