@@ -320,7 +320,7 @@ func binaries() (string, error) {
 		return "", err
 	}
 	bin := filepath.Join(root, "bin")
-	want := []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kubectl", "cert-manager-crds"}
+	want := []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kubectl", "cert-manager-crds", "helm"}
 	var missing []string
 	for _, name := range want {
 		if _, err := os.Stat(filepath.Join(bin, name)); err != nil {
