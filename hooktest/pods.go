@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	webappv1 "github.com/example/webapp-operator/api/v1"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,7 +41,7 @@ func WithPods(body []byte, n int) ([]byte, error) {
 }
 
 func labels(name string) map[string]string {
-	return map[string]string{sync.LabelName: sync.AppName, sync.LabelInstance: name, sync.LabelManagedBy: sync.ManagedBy, "pod-template-hash": "7894546c9c"}
+	return map[string]string{webappv1.LabelName: webappv1.AppName, webappv1.LabelInstance: name, webappv1.LabelManagedBy: webappv1.ManagedBy, "pod-template-hash": "7894546c9c"}
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -15,16 +15,9 @@ import (
 	webappv1 "github.com/example/webapp-operator/api/v1"
 )
 
-// Labels, names and annotations the hook puts on its children.
+// Names and annotations the hook puts on its children; the labels, which the spec may not set,
+// are webappv1's (webappv1.LabelName and the others).
 const (
-	// LabelName, LabelInstance and LabelManagedBy are the recommended Kubernetes labels. Together
-	// they form the Deployment's selector, so they never change for the life of a WebApp.
-	LabelName      = "app.kubernetes.io/name"
-	LabelInstance  = "app.kubernetes.io/instance"
-	LabelManagedBy = "app.kubernetes.io/managed-by"
-	// AppName and ManagedBy are the values of LabelName and LabelManagedBy.
-	AppName   = "webapp"
-	ManagedBy = "webapp-hook"
 	// ContainerName is the name of the single container in the pod template.
 	ContainerName = "app"
 	// PortName names the container port and the Service port.
@@ -42,9 +35,9 @@ const (
 // labelsFor returns the labels shared by the Deployment, its selector, its pod template and the Service.
 func labelsFor(name string) map[string]string {
 	return map[string]string{
-		LabelName:      AppName,
-		LabelInstance:  name,
-		LabelManagedBy: ManagedBy,
+		webappv1.LabelName:      webappv1.AppName,
+		webappv1.LabelInstance:  name,
+		webappv1.LabelManagedBy: webappv1.ManagedBy,
 	}
 }
 
@@ -73,7 +66,7 @@ func sameSelector(s *metav1.LabelSelector, labels map[string]string) bool {
 // desiredDeployment builds the Deployment for a valid, defaulted spec, with replicas, annotated
 // with the hash of its spec. While autoscaling, the hash leaves replicas
 // out: the autoscaler changes them, and that is not a new spec.
-// cfg.hash, when not "", becomes the pod template's AnnotationConfigHash, and cfg.partialHash,
+// cfg.hash, when not "", becomes the pod template's webappv1.AnnotationConfigHash, and cfg.partialHash,
 // when not "", the Deployment's AnnotationPartialConfigHash.
 func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, selector *metav1.LabelSelector, pods map[string]string, cfg configState) *appsv1.Deployment {
 	spec := &p.Spec
@@ -144,7 +137,7 @@ func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, sel
 }
 
 // templateLabels are the pod template's labels: the pod labels (which the Service selects) and
-// spec.podLabels, which ValidateSpec keeps off the hook's own keys. It returns pods itself when
+// spec.podLabels, which validation.ValidateSpec keeps off the hook's own keys. It returns pods itself when
 // there are no podLabels, and otherwise a new map, so that podLabels never reach the Deployment's
 // labels, its selector or the Service's.
 func templateLabels(pods, extra map[string]string) map[string]string {
@@ -158,7 +151,7 @@ func templateLabels(pods, extra map[string]string) map[string]string {
 }
 
 // templateAnnotations are the pod template's annotations: spec.podAnnotations and, when not "",
-// configHash as AnnotationConfigHash; nil when there are neither.
+// configHash as webappv1.AnnotationConfigHash; nil when there are neither.
 func templateAnnotations(extra map[string]string, configHash string) map[string]string {
 	if len(extra) == 0 && configHash == "" {
 		return nil
@@ -166,18 +159,14 @@ func templateAnnotations(extra map[string]string, configHash string) map[string]
 	merged := make(map[string]string, len(extra)+1)
 	maps.Copy(merged, extra)
 	if configHash != "" {
-		merged[AnnotationConfigHash] = configHash
+		merged[webappv1.AnnotationConfigHash] = configHash
 	}
 	return merged
 }
 
-// LabelPodTemplateHash is the label the Deployment controller gives each ReplicaSet's pods, one
-// value per pod template.
-const LabelPodTemplateHash = "pod-template-hash"
-
 // spreadConstraints are the pod's topologySpreadConstraints: spec's, where each one without a
 // labelSelector spreads the WebApp's own pods, those of selector, and of the same pod template
-// (matchLabelKeys LabelPodTemplateHash), so that a rollout's new pods spread among themselves
+// (matchLabelKeys webappv1.LabelPodTemplateHash), so that a rollout's new pods spread among themselves
 // rather than against the old ones that are about to go. It copies what it changes.
 func spreadConstraints(spec []corev1.TopologySpreadConstraint, selector *metav1.LabelSelector) []corev1.TopologySpreadConstraint {
 	if len(spec) == 0 {
@@ -187,8 +176,8 @@ func spreadConstraints(spec []corev1.TopologySpreadConstraint, selector *metav1.
 	for i, c := range spec {
 		if c.LabelSelector == nil {
 			c.LabelSelector = selector.DeepCopy()
-			if !slices.Contains(c.MatchLabelKeys, LabelPodTemplateHash) {
-				c.MatchLabelKeys = append(slices.Clip(c.MatchLabelKeys), LabelPodTemplateHash)
+			if !slices.Contains(c.MatchLabelKeys, webappv1.LabelPodTemplateHash) {
+				c.MatchLabelKeys = append(slices.Clip(c.MatchLabelKeys), webappv1.LabelPodTemplateHash)
 			}
 		}
 		out[i] = c

@@ -217,7 +217,7 @@ type deploymentSpecWire struct {
 	Template struct {
 		Metadata struct {
 			Annotations struct {
-				ConfigHash string `json:"webapp.example.com/config-hash"` // AnnotationConfigHash
+				ConfigHash string `json:"webapp.example.com/config-hash"` // webappv1.AnnotationConfigHash
 			} `json:"annotations"`
 		} `json:"metadata"`
 	} `json:"template"`

@@ -5,7 +5,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/example/webapp-operator/api/v1/validation"
+
 	corev1 "k8s.io/api/core/v1"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -142,7 +145,7 @@ func restarts(pods []RelatedPod) int32 {
 func (t *podTrouble) message() string {
 	msg := fmt.Sprintf("%d of %s cannot start: %s", t.stuck, count(t.total, "current pod"), t.reason)
 	if t.detail != "" {
-		msg += ": " + short(t.detail)
+		msg += ": " + validation.Short(t.detail)
 	}
 	msg = sentence(msg)
 	if t.others > 0 {

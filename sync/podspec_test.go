@@ -20,7 +20,7 @@ import (
 // TestSyncPodFields checks what each pod field of the spec makes of the pod template: the
 // restricted profile and the explicit fields over it, scheduling, pod metadata and shutdown.
 func TestSyncPodFields(t *testing.T) {
-	selector := &metav1.LabelSelector{MatchLabels: map[string]string{sync.LabelName: sync.AppName, sync.LabelInstance: "hello", sync.LabelManagedBy: sync.ManagedBy}}
+	selector := &metav1.LabelSelector{MatchLabels: map[string]string{webappv1.LabelName: webappv1.AppName, webappv1.LabelInstance: "hello", webappv1.LabelManagedBy: webappv1.ManagedBy}}
 	restricted := func(s *webappv1.WebAppSpec) { s.SecurityProfile = webappv1.SecurityProfileRestricted }
 	type want struct {
 		pod       *corev1.PodSecurityContext
@@ -132,7 +132,7 @@ func TestSyncScheduling(t *testing.T) {
 	if pod.Spec.PriorityClassName != "high" || *pod.Spec.TerminationGracePeriodSeconds != 60 {
 		t.Errorf("priorityClassName %q, terminationGracePeriodSeconds %d; want high, 60", pod.Spec.PriorityClassName, *pod.Spec.TerminationGracePeriodSeconds)
 	}
-	if pod.Labels["sidecar.istio.io/inject"] != "true" || pod.Labels[sync.LabelInstance] != "hello" {
+	if pod.Labels["sidecar.istio.io/inject"] != "true" || pod.Labels[webappv1.LabelInstance] != "hello" {
 		t.Errorf("pod labels = %v; want the podLabels and the instance label", pod.Labels)
 	}
 	if pod.Annotations["prometheus.io/scrape"] != "true" {
@@ -250,7 +250,7 @@ func TestOwnedKeysMatchCRD(t *testing.T) {
 	}
 	spec := hooktest.Field(crd, "spec", "versions", 0, "schema", "openAPIV3Schema", "properties", "spec", "properties")
 	quoted := regexp.MustCompile(`'([^']*)'`)
-	for field, keys := range map[string][]string{"podLabels": sync.OwnedPodLabels, "podAnnotations": sync.OwnedPodAnnotations} {
+	for field, keys := range map[string][]string{"podLabels": webappv1.OwnedPodLabels, "podAnnotations": webappv1.OwnedPodAnnotations} {
 		rule, _ := hooktest.Field(spec, field, "x-kubernetes-validations", 0, "rule").(string)
 		var got []string
 		for _, m := range quoted.FindAllStringSubmatch(rule, -1) {

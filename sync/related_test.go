@@ -37,7 +37,7 @@ func relatedFixture(t *testing.T, name string) *sync.Request {
 // configHashOf is the config-hash annotation of the pod template an answer asks for.
 func configHashOf(resp sync.Response) string {
 	if d := childOf[*appsv1.Deployment](resp.Children); d != nil {
-		return d.Spec.Template.Annotations[sync.AnnotationConfigHash]
+		return d.Spec.Template.Annotations[webappv1.AnnotationConfigHash]
 	}
 	return ""
 }
@@ -50,7 +50,7 @@ func TestRelatedRequests(t *testing.T) {
 		req := relatedFixture(t, "01-customize.json")
 		got := asJSON(t, sync.Customize(&req.Parent, sync.CustomizeOptions{Pods: true, Secrets: true}))
 		want := asJSON(t, sync.CustomizeResponse{RelatedResources: []sync.RelatedResourceRule{
-			{APIVersion: "v1", Resource: "pods", Namespace: "default", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{sync.LabelInstance: "hello", sync.LabelManagedBy: sync.ManagedBy}}},
+			{APIVersion: "v1", Resource: "pods", Namespace: "default", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{webappv1.LabelInstance: "hello", webappv1.LabelManagedBy: webappv1.ManagedBy}}},
 			{APIVersion: "v1", Resource: "configmaps", Namespace: "default", Names: []string{"app-config"}},
 			{APIVersion: "v1", Resource: "secrets", Namespace: "default", Names: []string{"app-secret"}},
 		}})
@@ -119,7 +119,7 @@ func pod(name, rs string, s int, image string, status corev1.ContainerStatus, co
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: "default", UID: types.UID("uid-" + name),
 			CreationTimestamp: metav1.NewTime(now.Add(time.Duration(s) * time.Second)),
-			Labels:            map[string]string{sync.LabelInstance: "hello", sync.LabelName: sync.AppName, sync.LabelManagedBy: sync.ManagedBy},
+			Labels:            map[string]string{webappv1.LabelInstance: "hello", webappv1.LabelName: webappv1.AppName, webappv1.LabelManagedBy: webappv1.ManagedBy},
 			OwnerReferences:   []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs, UID: types.UID("uid-" + rs), Controller: ptr(true)}},
 		},
 		Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: sync.ContainerName, Image: image}}},

@@ -123,7 +123,7 @@ type ObservedDeployment struct {
 	Replicas *int32
 	// Selector is spec.selector, nil when absent.
 	Selector *metav1.LabelSelector
-	// ConfigHash is the pod template's AnnotationConfigHash annotation, "" when it has none.
+	// ConfigHash is the pod template's webappv1.AnnotationConfigHash annotation, "" when it has none.
 	ConfigHash string
 	// PartialConfigHash is its own AnnotationPartialConfigHash annotation, "" when it has none.
 	PartialConfigHash string

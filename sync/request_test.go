@@ -13,8 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/example/webapp-operator/api/v1/validation"
+
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -354,7 +357,7 @@ func TestDecodeRequestRaw(t *testing.T) {
 // reads, the annotations included, whose names the views spell out in their struct tags.
 func TestDecodeRequestViews(t *testing.T) {
 	dep := `{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "hello", "generation": 3, "annotations": {"` + sync.AnnotationSpecHash + `": "abc", "other": "x"}},
-		"spec": {"replicas": 2, "selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"annotations": {"` + sync.AnnotationConfigHash + `": "def"}}}},
+		"spec": {"replicas": 2, "selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"annotations": {"` + webappv1.AnnotationConfigHash + `": "def"}}}},
 		"status": {"observedGeneration": 3, "replicas": 2, "updatedReplicas": 2, "readyReplicas": 1, "availableReplicas": 1, "terminatingReplicas": 1,
 			"conditions": [{"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable", "message": "done", "lastUpdateTime": "2026-11-01T08:00:00Z"}]}}`
 	hpa := `{"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "hello"}, "status": {"desiredReplicas": 4, "conditions": [{"type": "AbleToScale", "status": "True"}]}}`
@@ -450,7 +453,7 @@ func TestIsImageReference(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.ref, func(t *testing.T) {
-			if got := sync.IsImageReference(tt.ref); got != tt.want {
+			if got := validation.IsImageReference(tt.ref); got != tt.want {
 				t.Errorf("IsImageReference(%q) = %v; want %v", tt.ref, got, tt.want)
 			}
 		})

@@ -6,7 +6,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/example/webapp-operator/api/v1/validation"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
@@ -80,7 +83,7 @@ func routeState(p *Parent, r *ObservedRoute) routeReport {
 				}
 				msg := fmt.Sprintf("Gateway %s %s HTTPRoute %s", gw, what, p.Name)
 				if c.Message != "" {
-					msg += ": " + sentence(short(c.Message))
+					msg += ": " + sentence(validation.Short(c.Message))
 				} else {
 					msg += "."
 				}
@@ -149,9 +152,9 @@ func parentName(ref gatewayv1.ParentReference, namespace string) string {
 	if ref.Namespace != nil && *ref.Namespace != "" {
 		ns = string(*ref.Namespace)
 	}
-	s := short(ns + "/" + string(ref.Name))
+	s := validation.Short(ns + "/" + string(ref.Name))
 	if ref.SectionName != nil && *ref.SectionName != "" {
-		s += "/" + short(string(*ref.SectionName))
+		s += "/" + validation.Short(string(*ref.SectionName))
 	}
 	return s
 }

@@ -48,7 +48,7 @@ func withRoute(r webappv1.Route) func(*sync.Parent) {
 var publicGateway = []webappv1.RouteParentRef{{Name: "public"}}
 
 // routeLabels are the labels of every child of the WebApp hello.
-var routeLabels = map[string]string{sync.LabelName: sync.AppName, sync.LabelInstance: "hello", sync.LabelManagedBy: sync.ManagedBy}
+var routeLabels = map[string]string{webappv1.LabelName: webappv1.AppName, webappv1.LabelInstance: "hello", webappv1.LabelManagedBy: webappv1.ManagedBy}
 
 // parentStatus is a Gateway controller's report on a route for the parentRef ref: its
 // conditions of generation gen, each "Type=Status/Reason: message".
@@ -215,7 +215,7 @@ func TestRouteStatus(t *testing.T) {
 		generation  int64 // of the observed route
 		parents     []gatewayv1.RouteParentStatus
 		gateways    []sync.RelatedGateway // nil for plain: Gateways public and internal, each with one HTTP listener
-		want        string // Routed as "status/reason"
+		want        string                // Routed as "status/reason"
 		wantMessage string
 		wantURL     string
 	}{

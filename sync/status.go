@@ -7,9 +7,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/example/webapp-operator/api/v1/validation"
+
 	appsv1 "k8s.io/api/apps/v1"
+
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+
 	corev1 "k8s.io/api/core/v1"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -229,7 +234,7 @@ func rollout(p *Parent, d *ObservedDeployment, hash string, desired int32, troub
 	}
 	if c := deploymentCondition(st, appsv1.DeploymentReplicaFailure); c != nil && c.Status == string(corev1.ConditionTrue) {
 		return webappv1.PhaseDegraded, createFailureReason(c),
-			fmt.Sprintf("Deployment %s cannot create pods: %s", p.Name, sentence(cut(refusal(c.Message), maxQuotedMessage)))
+			fmt.Sprintf("Deployment %s cannot create pods: %s", p.Name, sentence(validation.Cut(refusal(c.Message), maxQuotedMessage)))
 	}
 	if c := deploymentCondition(st, appsv1.DeploymentProgressing); c != nil && c.Reason == "ProgressDeadlineExceeded" {
 		return webappv1.PhaseDegraded, webappv1.ReasonProgressDeadlineExceeded,

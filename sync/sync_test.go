@@ -272,7 +272,7 @@ func TestSyncChildren(t *testing.T) {
 		})
 	}
 
-	labels := map[string]string{sync.LabelName: sync.AppName, sync.LabelInstance: "hello", sync.LabelManagedBy: sync.ManagedBy}
+	labels := map[string]string{webappv1.LabelName: webappv1.AppName, webappv1.LabelInstance: "hello", webappv1.LabelManagedBy: webappv1.ManagedBy}
 	t.Run("deployment contents", func(t *testing.T) {
 		got, _ := desired(t, full)
 		want := &appsv1.Deployment{
@@ -326,7 +326,7 @@ func TestSyncChildren(t *testing.T) {
 
 	t.Run("adopted Deployment keeps its immutable selector", func(t *testing.T) {
 		old, _ := desired(t, webapp())
-		oldSelector := &metav1.LabelSelector{MatchLabels: map[string]string{sync.LabelName: sync.AppName, sync.LabelInstance: "hello"}}
+		oldSelector := &metav1.LabelSelector{MatchLabels: map[string]string{webappv1.LabelName: webappv1.AppName, webappv1.LabelInstance: "hello"}}
 		old.Spec.Selector = oldSelector
 		resp := sync.Sync(&sync.Request{Parent: webapp(), Children: []sync.Child{observe(t, old, 1, nil)}}, now)
 		dep, svc := resp.Children[0].(*appsv1.Deployment), resp.Children[1].(*corev1.Service)
