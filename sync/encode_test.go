@@ -5,8 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/go-json-experiment/json/jsontext"
-	jsonv1 "github.com/go-json-experiment/json/v1"
+	"encoding/json/jsontext"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -192,10 +191,10 @@ func TestMarshalResponse(t *testing.T) {
 			}
 			ref := struct {
 				Status             webappv1.WebAppStatus `json:"status"`
-				Children           []jsonv1.RawMessage   `json:"children"`
+				Children           []json.RawMessage     `json:"children"`
 				ResyncAfterSeconds float64               `json:"resyncAfterSeconds,omitempty"`
 				Finalized          *bool                 `json:"finalized,omitempty"`
-			}{Status: tt.resp.Status, Children: []jsonv1.RawMessage{}, ResyncAfterSeconds: tt.resp.ResyncAfterSeconds, Finalized: tt.resp.Finalized}
+			}{Status: tt.resp.Status, Children: []json.RawMessage{}, ResyncAfterSeconds: tt.resp.ResyncAfterSeconds, Finalized: tt.resp.Finalized}
 			for _, c := range tt.resp.Children {
 				b, err := encodeChild(c)
 				if err != nil {
@@ -203,7 +202,7 @@ func TestMarshalResponse(t *testing.T) {
 				}
 				ref.Children = append(ref.Children, b)
 			}
-			want, err := jsonv1.Marshal(ref)
+			want, err := json.Marshal(ref)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,6 +18,7 @@ import (
 	webappv1 "github.com/example/webapp-operator/api/v1"
 	"github.com/example/webapp-operator/hooktest"
 	"github.com/example/webapp-operator/sync"
+	"github.com/example/webapp-operator/sync/wire"
 )
 
 // relatedFixture decodes one of Metacontroller's recorded requests with a customize hook, or skips.
@@ -27,7 +28,7 @@ func relatedFixture(t *testing.T, name string) *sync.Request {
 	if err != nil {
 		t.Skip("no ../shared/fixtures beside the checkout; these real Metacontroller requests are not part of the repository")
 	}
-	req, err := sync.DecodeRequest(body)
+	req, err := wire.DecodeRequest(body)
 	if err != nil {
 		t.Fatalf("DecodeRequest: %v", err)
 	}
@@ -170,7 +171,7 @@ func withRelated(t *testing.T, p sync.Parent, children []json.RawMessage, kinds 
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := sync.DecodeRequest(body)
+	req, err := wire.DecodeRequest(body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +401,7 @@ func TestConfig(t *testing.T) {
 		req := withRelated(t, changed, running, kinds, secret)
 		resp := checkedSync(t, req)
 		var dep map[string]any
-		for _, c := range wire(t, resp) {
+		for _, c := range sentChildren(t, resp) {
 			if c["kind"] == "Deployment" {
 				dep = c
 			}
@@ -625,7 +626,7 @@ func TestChildInAnotherNamespace(t *testing.T) {
 	body := `{"parent": {"metadata": {"name": "hello", "namespace": "a"}, "spec": {"image": "nginx", "envFrom": [{"configMapRef": {"name": "cfg"}}]}},
 		"children": {"Deployment.apps/v1": {"b/hello": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "hello", "namespace": "b"}}}},
 		"related": {"ConfigMap.v1": {}}}`
-	req, err := sync.DecodeRequest([]byte(body))
+	req, err := wire.DecodeRequest([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}

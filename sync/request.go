@@ -13,7 +13,7 @@ import (
 )
 
 // Request is one Metacontroller CompositeController hook request, reduced to what the decision
-// reads. Build one with DecodeRequest; tests may also fill in Parent directly.
+// reads. Build one with wire.DecodeRequest; tests may also fill in Parent directly.
 type Request struct {
 	// Parent is the observed WebApp.
 	Parent Parent
@@ -35,7 +35,7 @@ type Request struct {
 
 // Parent is the observed WebApp, reduced to what the decision reads.
 type Parent struct {
-	// Name and Namespace are the WebApp's; DecodeRequest requires both.
+	// Name and Namespace are the WebApp's; wire.DecodeRequest requires both.
 	Name      string
 	Namespace string
 	// Generation is metadata.generation, reported back as observedGeneration.
@@ -49,17 +49,17 @@ type Parent struct {
 	// WebApp and no child is touched.
 	SpecErrors field.ErrorList
 	// Conditions are the WebApp's previous status conditions, read only to keep lastTransitionTime:
-	// DecodeRequest fills in their type, status and lastTransitionTime only.
+	// wire.DecodeRequest fills in their type, status and lastTransitionTime only.
 	Conditions []metav1.Condition
 }
 
 // Child is one observed child object.
 type Child struct {
-	// APIVersion, Kind and Name identify the object; DecodeRequest requires all three.
+	// APIVersion, Kind and Name identify the object; wire.DecodeRequest requires all three.
 	APIVersion string
 	Kind       string
 	Name       string
-	// Namespace is metadata.namespace; DecodeRequest defaults it to the parent's, as Metacontroller does.
+	// Namespace is metadata.namespace; wire.DecodeRequest defaults it to the parent's, as Metacontroller does.
 	Namespace string
 	// Built is true for the kinds the hook builds: Deployment, Service, Ingress,
 	// PodDisruptionBudget and HorizontalPodAutoscaler. Only such a child, named after the WebApp,
@@ -107,7 +107,7 @@ func owned(c *Child, p *Parent) bool {
 
 // The decision reads a handful of fields of the children it builds. Observed children of those
 // kinds are decoded into the views below, which hold exactly those fields, in the one pass that
-// reads the request (decode_children.go); every other member is passed over without being
+// reads the request (sync/wire); every other member is passed over without being
 // stored, and the child's full form stays in Child.Raw, the source of its kept form.
 //
 // A view holds only what some decision reads. To read another field, add it here; a field that

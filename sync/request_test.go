@@ -24,6 +24,7 @@ import (
 	webappv1 "github.com/example/webapp-operator/api/v1"
 	"github.com/example/webapp-operator/hooktest"
 	"github.com/example/webapp-operator/sync"
+	"github.com/example/webapp-operator/sync/wire"
 )
 
 // TestDecodeRequestErrors checks that a request the hook cannot understand is a *RequestError
@@ -68,10 +69,10 @@ func TestDecodeRequestErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := sync.DecodeRequest([]byte(tt.body))
-			var reqErr *sync.RequestError
+			_, err := wire.DecodeRequest([]byte(tt.body))
+			var reqErr *wire.RequestError
 			if !errors.As(err, &reqErr) {
-				t.Fatalf("error = %v (%T); want a *sync.RequestError", err, err)
+				t.Fatalf("error = %v (%T); want a *wire.RequestError", err, err)
 			}
 			if reqErr.Field != tt.wantField {
 				t.Errorf("field = %q; want %q (error %q)", reqErr.Field, tt.wantField, err)
@@ -111,7 +112,7 @@ func TestDecodeRequestSpec(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, err := sync.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "a", "namespace": "n"}, "spec": ` + tt.spec + `}}`))
+			req, err := wire.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "a", "namespace": "n"}, "spec": ` + tt.spec + `}}`))
 			if err != nil {
 				t.Fatalf("DecodeRequest: %v; want a request with the spec problem recorded", err)
 			}
@@ -203,7 +204,7 @@ func TestEverySpecFieldDecodes(t *testing.T) {
 			t.Errorf("spec.%s is not set in the filled spec; the filler must cover every field", name)
 		}
 	}
-	req, err := sync.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "a", "namespace": "n"}, "spec": ` + string(want) + `}}`))
+	req, err := wire.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "a", "namespace": "n"}, "spec": ` + string(want) + `}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +273,7 @@ func TestSpecWrongTypes(t *testing.T) {
 			}
 		}
 		body, _ := json.Marshal(map[string]any{"parent": map[string]any{"metadata": map[string]any{"name": "a", "namespace": "n"}, "spec": s}})
-		req, err := sync.DecodeRequest(body)
+		req, err := wire.DecodeRequest(body)
 		if err != nil {
 			t.Errorf("%s: DecodeRequest = %v; want the request decoded and the spec Invalid", want, err)
 			continue
@@ -287,7 +288,7 @@ func TestSpecWrongTypes(t *testing.T) {
 // TestDecodeRequestRepeatedName checks that a repeated name is read as encoding/json reads it:
 // the last value wins.
 func TestDecodeRequestRepeatedName(t *testing.T) {
-	req, err := sync.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "a", "name": "b", "namespace": "n"}, "spec": {"image": "x", "image": "nginx"}}}`))
+	req, err := wire.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "a", "name": "b", "namespace": "n"}, "spec": {"image": "x", "image": "nginx"}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +302,7 @@ func TestDecodeRequestRepeatedName(t *testing.T) {
 func TestDecodeRequestOrder(t *testing.T) {
 	const late = `{"kind": "Deployment", "spec": {"replicas": 4}, "status": {"replicas": 4, "observedGeneration": 2}, "metadata": {"name": "hello"}, "apiVersion": "apps/v1"}`
 	const early = `{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "hello"}, "spec": {"replicas": 2}}`
-	req, err := sync.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "hello", "namespace": "n"}, "spec": {"image": "nginx"}}, "children": {"Deployment.apps/v1": {"hello": ` + early + `, "hello": ` + late + `}}}`))
+	req, err := wire.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "hello", "namespace": "n"}, "spec": {"image": "nginx"}}, "children": {"Deployment.apps/v1": {"hello": ` + early + `, "hello": ` + late + `}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,9 +313,9 @@ func TestDecodeRequestOrder(t *testing.T) {
 	if d == nil || *d.Replicas != 4 || d.Status.Replicas != 4 || d.Status.ObservedGeneration != 2 {
 		t.Errorf("deployment = %+v; want the last one, with replicas 4 and its status read after apiVersion came", d)
 	}
-	_, err = sync.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "hello", "namespace": "n"}}, "children": {"Deployment.apps/v1": {"web": {"spec": {"replicas": "x"}, "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}}}}}`))
-	if re := (*sync.RequestError)(nil); !errors.As(err, &re) || re.Field != `children["Deployment.apps/v1"].web.spec.replicas` {
-		t.Errorf("error = %v; want a *sync.RequestError naming children[\"Deployment.apps/v1\"].web.spec.replicas", err)
+	_, err = wire.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "hello", "namespace": "n"}}, "children": {"Deployment.apps/v1": {"web": {"spec": {"replicas": "x"}, "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}}}}}`))
+	if re := (*wire.RequestError)(nil); !errors.As(err, &re) || re.Field != `children["Deployment.apps/v1"].web.spec.replicas` {
+		t.Errorf("error = %v; want a *wire.RequestError naming children[\"Deployment.apps/v1\"].web.spec.replicas", err)
 	}
 }
 
@@ -339,7 +340,7 @@ func TestDecodeRequestRaw(t *testing.T) {
 		first = false
 		body += fmt.Sprintf("%q:{ \"n/x\" :\t %s }", group, obj)
 	}
-	req, err := sync.DecodeRequest([]byte(body + `}}`))
+	req, err := wire.DecodeRequest([]byte(body + `}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +363,7 @@ func TestDecodeRequestViews(t *testing.T) {
 			"conditions": [{"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable", "message": "done", "lastUpdateTime": "2026-11-01T08:00:00Z"}]}}`
 	hpa := `{"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "hello"}, "status": {"desiredReplicas": 4, "conditions": [{"type": "AbleToScale", "status": "True"}]}}`
 	ing := `{"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "hello"}, "spec": {"rules": [{"host": "a.example.com"}], "tls": [{"hosts": ["a.example.com"]}]}, "status": {"loadBalancer": {"ingress": [{"ip": "10.0.0.1"}]}}}`
-	req, err := sync.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "hello", "namespace": "n"}, "spec": {"image": "nginx"}}, "children": {
+	req, err := wire.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "hello", "namespace": "n"}, "spec": {"image": "nginx"}}, "children": {
 		"Deployment.apps/v1": {"n/hello": ` + dep + `}, "HorizontalPodAutoscaler.autoscaling/v2": {"n/hello": ` + hpa + `}, "Ingress.networking.k8s.io/v1": {"n/hello": ` + ing + `}}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -403,7 +404,7 @@ func TestDecodeRequestKeys(t *testing.T) {
 		`{"Service.v1": {"default/hello": ` + child + `}, "Deployment.apps/v1": {"default/hello": ` + dep + `}}`,
 		`{"whatever": {"x": ` + child + `, "y": ` + dep + `}}`,
 	} {
-		req, err := sync.DecodeRequest([]byte(parent + children + `}`))
+		req, err := wire.DecodeRequest([]byte(parent + children + `}`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -482,7 +483,7 @@ func TestRealRequests(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req, err := sync.DecodeRequest(body)
+			req, err := wire.DecodeRequest(body)
 			if err != nil {
 				t.Fatalf("DecodeRequest: %v", err)
 			}
@@ -531,11 +532,11 @@ func FuzzDecide(f *testing.F) {
 		f.Add(r.body)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, err := sync.DecodeRequest(body)
+		req, err := wire.DecodeRequest(body)
 		if err != nil {
-			var reqErr *sync.RequestError
+			var reqErr *wire.RequestError
 			if !errors.As(err, &reqErr) || err.Error() == "" {
-				t.Fatalf("error %v (%T); want a *sync.RequestError with a message", err, err)
+				t.Fatalf("error %v (%T); want a *wire.RequestError with a message", err, err)
 			}
 			return
 		}
@@ -575,7 +576,7 @@ func requestFiles(t testing.TB, fixturePattern string) []requestFile {
 
 func (r requestFile) decode(t *testing.T) *sync.Request {
 	t.Helper()
-	req, err := sync.DecodeRequest(r.body)
+	req, err := wire.DecodeRequest(r.body)
 	if err != nil {
 		t.Fatalf("%s: %v", r.file, err)
 	}
@@ -624,11 +625,11 @@ func TestDecodeRequestErrorCost(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			_, err := sync.DecodeRequest(body)
+			_, err := wire.DecodeRequest(body)
 			runtime.ReadMemStats(&after)
-			var reqErr *sync.RequestError
+			var reqErr *wire.RequestError
 			if !errors.As(err, &reqErr) {
-				t.Fatalf("error = %v; want a *sync.RequestError", err)
+				t.Fatalf("error = %v; want a *wire.RequestError", err)
 			}
 			if reqErr.Field != tt.wantField || reqErr.Problem != tt.wantProblem {
 				t.Errorf("error = %q: %.200q; want %q: %.200q", reqErr.Field, reqErr.Problem, tt.wantField, tt.wantProblem)
@@ -658,8 +659,8 @@ func TestErrorQuotesShortValues(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := sync.DecodeRequest([]byte(`{"parent": {"metadata": {"namespace": "n", "name": ` + tt.name2 + `}}}`))
-			var reqErr *sync.RequestError
+			_, err := wire.DecodeRequest([]byte(`{"parent": {"metadata": {"namespace": "n", "name": ` + tt.name2 + `}}}`))
+			var reqErr *wire.RequestError
 			if !errors.As(err, &reqErr) || reqErr.Field != "parent.metadata.name" || reqErr.Problem != tt.want {
 				t.Errorf("error = %v; want parent.metadata.name: %s", err, tt.want)
 			}
@@ -678,7 +679,7 @@ func TestErrorQuotesShortValues(t *testing.T) {
 	}
 	for _, tt := range strs {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := sync.DecodeRequest([]byte(`{"parent": {"metadata": {"namespace": "n", "name": "a", "generation": ` + tt.value + `}}}`))
+			_, err := wire.DecodeRequest([]byte(`{"parent": {"metadata": {"namespace": "n", "name": "a", "generation": ` + tt.value + `}}}`))
 			want := "parent.metadata.generation: expected integer (64-bit), got JSON string " + tt.want
 			if err == nil || err.Error() != want {
 				t.Errorf("error = %v;\nwant %s", err, want)
@@ -695,7 +696,7 @@ func TestDecodeRequestDoesNotAlias(t *testing.T) {
 		body := slices.Clone(r.body)
 		req := r.decode(t)
 		before := asJSON(t, req)
-		got, err := sync.DecodeRequest(body)
+		got, err := wire.DecodeRequest(body)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -729,7 +730,7 @@ func TestDecodeRequestPreviousConditions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, err := sync.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "a", "namespace": "n"}, "spec": {"image": "nginx"}, "status": ` + tt.status + `}}`))
+			req, err := wire.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "a", "namespace": "n"}, "spec": {"image": "nginx"}, "status": ` + tt.status + `}}`))
 			if err != nil {
 				t.Fatal(err)
 			}

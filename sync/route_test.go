@@ -13,6 +13,7 @@ import (
 	webappv1 "github.com/example/webapp-operator/api/v1"
 	"github.com/example/webapp-operator/hooktest"
 	"github.com/example/webapp-operator/sync"
+	"github.com/example/webapp-operator/sync/wire"
 )
 
 // withGatewayAPI are the child kinds a CompositeController with the metacontroller/gateway-api
@@ -165,7 +166,7 @@ func TestSyncRoute(t *testing.T) {
 		for _, kinds := range []map[string]bool{withoutGatewayAPI, withGatewayAPI} {
 			without := sync.Sync(&sync.Request{Parent: webapp(), Children: running, ChildKinds: kinds}, now)
 			with := sync.Sync(&sync.Request{Parent: basic, Children: running, ChildKinds: withoutGatewayAPI}, now)
-			if got, want := asJSON(t, wire(t, with)), asJSON(t, wire(t, without)); got != want {
+			if got, want := asJSON(t, sentChildren(t, with)), asJSON(t, sentChildren(t, without)); got != want {
 				t.Errorf("children with a route the CompositeController cannot make =\n%s\nwant those without a route\n%s", got, want)
 			}
 		}
@@ -549,7 +550,7 @@ func TestDecodeChildKinds(t *testing.T) {
 		{"no children, no controller", `{` + parent + `}`, nil, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			req, err := sync.DecodeRequest([]byte(tt.body))
+			req, err := wire.DecodeRequest([]byte(tt.body))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -583,7 +584,7 @@ func TestDecodeRouteViews(t *testing.T) {
 	    "default/public": {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": {"name": "public", "namespace": "default"},
 	      "spec": {"gatewayClassName": "x", "listeners": [{"name": "web", "port": 443, "protocol": "HTTPS", "hostname": "*.example.com", "tls": {"mode": "Terminate"}}]}},
 	    "other/public": {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": {"name": "public", "namespace": "other"}, "spec": {"listeners": []}}}}}`
-	req, err := sync.DecodeRequest([]byte(body))
+	req, err := wire.DecodeRequest([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	webappv1 "github.com/example/webapp-operator/api/v1"
 	"github.com/example/webapp-operator/hooktest"
 	"github.com/example/webapp-operator/sync"
+	"github.com/example/webapp-operator/sync/wire"
 )
 
 // TestSyncStatus covers every phase rule: what the observed children say, never what is desired.
@@ -266,7 +267,7 @@ func TestSyncChildren(t *testing.T) {
 			if resp.Finalized != nil {
 				t.Errorf("finalized = %v; want it absent from a sync answer", *resp.Finalized)
 			}
-			for _, c := range wire(t, resp) {
+			for _, c := range sentChildren(t, resp) {
 				assertApplyForm(t, c)
 			}
 		})
@@ -553,7 +554,7 @@ func TestFinalize(t *testing.T) {
 				t.Errorf("children = %v; want %v", got, tt.wantNames)
 			}
 			if len(resp.Children) > 0 {
-				if got := hooktest.Field(wire(t, resp)[0], "spec", "replicas"); fmt.Sprint(got) != fmt.Sprint(tt.wantReplicas) {
+				if got := hooktest.Field(sentChildren(t, resp)[0], "spec", "replicas"); fmt.Sprint(got) != fmt.Sprint(tt.wantReplicas) {
 					t.Errorf("spec.replicas = %#v; want %#v", got, tt.wantReplicas)
 				}
 			}
@@ -642,7 +643,7 @@ func BenchmarkSync(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req, err := sync.DecodeRequest(body)
+	req, err := wire.DecodeRequest(body)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -662,7 +663,7 @@ func BenchmarkDecodeRequest(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
-		if _, err := sync.DecodeRequest(body); err != nil {
+		if _, err := wire.DecodeRequest(body); err != nil {
 			b.Fatal(err)
 		}
 	}

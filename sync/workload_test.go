@@ -141,7 +141,7 @@ func TestSyncWorkload(t *testing.T) {
 			if d.Annotations[sync.AnnotationSpecHash] == plain.Annotations[sync.AnnotationSpecHash] {
 				t.Error("the spec hash did not change, so the change would not roll out")
 			}
-			for _, c := range wire(t, resp) {
+			for _, c := range sentChildren(t, resp) {
 				assertApplyForm(t, c)
 			}
 		})
@@ -463,7 +463,7 @@ func TestFinalizeWithEveryChild(t *testing.T) {
 			if got := names(t, resp.Children); !slices.Equal(got, tt.want) || resp.Status.Message != tt.message {
 				t.Errorf("children %v, message %q; want %v, %q", got, resp.Status.Message, tt.want, tt.message)
 			}
-			if d := hooktest.Field(wire(t, resp)[0], "spec", "replicas"); fmt.Sprint(d) != map[bool]string{true: "3", false: "0"}[len(tt.children) > 1] {
+			if d := hooktest.Field(sentChildren(t, resp)[0], "spec", "replicas"); fmt.Sprint(d) != map[bool]string{true: "3", false: "0"}[len(tt.children) > 1] {
 				t.Errorf("spec.replicas = %v; want 3 while other children remain, then 0", d)
 			}
 		})

@@ -24,6 +24,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/example/webapp-operator/sync"
+	"github.com/example/webapp-operator/sync/wire"
 )
 
 // DefaultMaxBodyBytes is the largest request body accepted when Options.MaxBodyBytes is 0. With pod
@@ -333,8 +334,8 @@ func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string)
 		}
 		h.metrics.cacheMisses.Inc()
 	}
-	req, err := sync.DecodeRequest(body)
-	if err != nil { // every error of DecodeRequest is the request's fault (a *sync.RequestError)
+	req, err := wire.DecodeRequest(body)
+	if err != nil { // every error of DecodeRequest is the request's fault (a *wire.RequestError)
 		return badRequest(fmt.Errorf("decode %s request: %w", hook, err))
 	}
 	h.opts.Defaults.Apply(&req.Parent)
@@ -438,7 +439,7 @@ func jsonContentType(ct string) bool {
 }
 
 // bodyBuffers holds request body buffers between calls. Nothing decoded from a body refers to
-// it (sync.DecodeRequest copies what it keeps), so a buffer goes back as soon as the answer is
+// it (wire.DecodeRequest copies what it keeps), so a buffer goes back as soon as the answer is
 // written, if it is at most maxPooledBody.
 var bodyBuffers = stdsync.Pool{New: func() any { return new(bytes.Buffer) }}
 
