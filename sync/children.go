@@ -41,12 +41,12 @@ func labelsFor(name string) map[string]string {
 	}
 }
 
-// podLabels returns the WebApp's labels, the Deployment selector and the pod labels. Normally all
+// childLabels returns the WebApp's labels, the Deployment selector and the pod labels. Normally all
 // three are the one labelsFor(name) map.
 // A Deployment's selector is immutable, so when the observed one has a different selector (it was
 // adopted, or made by an older hook) that selector is kept and its matchLabels are added to the pod
 // labels, which must match it. The Service selects the pod labels, so it always finds the pods.
-func podLabels(p *Parent, observed *ObservedDeployment) (labels map[string]string, selector *metav1.LabelSelector, pods map[string]string) {
+func childLabels(p *Parent, observed *ObservedDeployment) (labels map[string]string, selector *metav1.LabelSelector, podLabels map[string]string) {
 	labels = labelsFor(p.Name)
 	selector = &metav1.LabelSelector{MatchLabels: labels}
 	if observed == nil || observed.Selector == nil || sameSelector(observed.Selector, labels) {
@@ -68,7 +68,7 @@ func sameSelector(s *metav1.LabelSelector, labels map[string]string) bool {
 // out: the autoscaler changes them, and that is not a new spec.
 // cfg.hash, when not "", becomes the pod template's webappv1.AnnotationConfigHash, and cfg.partialHash,
 // when not "", the Deployment's AnnotationPartialConfigHash.
-func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, selector *metav1.LabelSelector, pods map[string]string, cfg configState) *appsv1.Deployment {
+func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, selector *metav1.LabelSelector, podLabels map[string]string, cfg configState) *appsv1.Deployment {
 	spec := &p.Spec
 	container := corev1.Container{
 		Name:    ContainerName,
@@ -100,7 +100,7 @@ func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, sel
 			Replicas: replicas,
 			Selector: selector,
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: templateLabels(pods, spec.PodLabels), Annotations: templateAnnotations(spec.PodAnnotations, cfg.hash)},
+				ObjectMeta: metav1.ObjectMeta{Labels: templateLabels(podLabels, spec.PodLabels), Annotations: templateAnnotations(spec.PodAnnotations, cfg.hash)},
 				Spec: corev1.PodSpec{
 					Containers:                    []corev1.Container{container},
 					Volumes:                       volumes,
@@ -137,16 +137,16 @@ func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, sel
 }
 
 // templateLabels are the pod template's labels: the pod labels (which the Service selects) and
-// spec.podLabels, which validation.ValidateSpec keeps off the hook's own keys. It returns pods itself when
-// there are no podLabels, and otherwise a new map, so that podLabels never reach the Deployment's
-// labels, its selector or the Service's.
-func templateLabels(pods, extra map[string]string) map[string]string {
+// spec.podLabels (extra), which validation.ValidateSpec keeps off the hook's own keys. It returns
+// podLabels itself when there is no extra, and otherwise a new map, so that spec.podLabels never
+// reach the Deployment's labels, its selector or the Service's.
+func templateLabels(podLabels, extra map[string]string) map[string]string {
 	if len(extra) == 0 {
-		return pods
+		return podLabels
 	}
-	merged := make(map[string]string, len(pods)+len(extra))
+	merged := make(map[string]string, len(podLabels)+len(extra))
 	maps.Copy(merged, extra)
-	maps.Copy(merged, pods)
+	maps.Copy(merged, podLabels)
 	return merged
 }
 
@@ -241,13 +241,13 @@ func healthProbes(spec *webappv1.WebAppSpec) (readiness, startup *corev1.Probe) 
 
 // desiredService builds the ClusterIP Service that exposes spec.port on ServicePort, selecting
 // the pod labels. Call it only when Port is set.
-func desiredService(p *Parent, labels, pods map[string]string) *corev1.Service {
+func desiredService(p *Parent, labels, podLabels map[string]string) *corev1.Service {
 	return &corev1.Service{
 		TypeMeta:   ServiceKind.TypeMeta(),
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
-			Selector: pods,
+			Selector: podLabels,
 			Ports: []corev1.ServicePort{{
 				Name:       PortName,
 				Port:       ServicePort,

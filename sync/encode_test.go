@@ -125,7 +125,7 @@ func FuzzPruneJSON(f *testing.F) {
 // deploymentForm is a Deployment as json.Marshal writes it, before pruning.
 func deploymentForm(t testing.TB) []byte {
 	p := &Parent{Name: "hello", Namespace: "default", Spec: webappSpec()}
-	labels, selector, pods := podLabels(p, nil)
+	labels, selector, pods := childLabels(p, nil)
 	d := desiredDeployment(p, p.Spec.Replicas, labels, selector, pods, configState{})
 	b, err := json.Marshal(d)
 	if err != nil {
@@ -167,7 +167,7 @@ func BenchmarkPrune(b *testing.B) {
 // whichever Go runs the test.
 func TestMarshalResponse(t *testing.T) {
 	p := &Parent{Name: "hello", Namespace: "default", Spec: webappSpec()}
-	labels, selector, pods := podLabels(p, nil)
+	labels, selector, pods := childLabels(p, nil)
 	kept := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "x <&> \u2028 é"},
 		"data": map[string]any{"n": int64(1), "f": 2.5, "e": map[string]any{}},

@@ -87,16 +87,52 @@ func (r *Request) Declares(k *Kind) bool {
 // is reports whether c is of a kind the hook builds, k.
 func (c *Child) is(k *Kind) bool { return c.Built && c.Kind == k.Kind && c.APIVersion == k.APIVersion }
 
-// observed returns the observed child of kind k that is named after the WebApp, in its
-// namespace, or nil: the child the hook builds of that kind (owned), and no other.
-func (r *Request) observed(k *Kind) *Child {
-	for i := range r.Children {
-		c := &r.Children[i]
-		if c.is(k) && owned(c, &r.Parent) {
-			return c
+// observedChildren are the observed children as Sync and the status read them, sorted out in one
+// pass over the request (observe): the child of each kind the hook builds for the WebApp, nil
+// until it exists, and every child the hook does not build, which is kept as it is.
+type observedChildren struct {
+	deployment, service, ingress, autoscaler, route *Child
+	// others are the children that are not the hook's to build (not owned), in request order.
+	others []*Child
+}
+
+// observe sorts out req's children in one pass: each child the hook builds for the WebApp
+// (owned) by its kind, and the others. A built kind with no field here (the
+// PodDisruptionBudget) is read by no decision: it is neither kept nor looked up.
+func observe(req *Request) observedChildren {
+	var o observedChildren
+	for i := range req.Children {
+		c := &req.Children[i]
+		if !owned(c, &req.Parent) {
+			o.others = append(o.others, c)
+			continue
+		}
+		var slot **Child
+		switch {
+		case c.is(DeploymentKind):
+			slot = &o.deployment
+		case c.is(ServiceKind):
+			slot = &o.service
+		case c.is(IngressKind):
+			slot = &o.ingress
+		case c.is(AutoscalerKind):
+			slot = &o.autoscaler
+		case c.is(RouteKind):
+			slot = &o.route
+		}
+		if slot != nil && *slot == nil { // the first one, as children are sorted
+			*slot = c
 		}
 	}
-	return nil
+	return o
+}
+
+// deploymentView is the observed Deployment's view, nil until it exists.
+func (o *observedChildren) deploymentView() *ObservedDeployment {
+	if o.deployment == nil {
+		return nil
+	}
+	return o.deployment.Deployment
 }
 
 // owned reports whether a child is one the hook builds for p: of a kind the hook builds, named

@@ -16,15 +16,14 @@ import (
 )
 
 // routeCondition reports, while spec.route is set, whether the Gateways the observed HTTPRoute
-// attaches to have accepted it (routeState), or why there is no HTTPRoute to report on: the
+// attaches to, c (nil when none is observed), have accepted it (routeState), or why there is no HTTPRoute to report on: the
 // CompositeController does not manage HTTPRoutes, or the route is not observed yet.
-func routeCondition(req *Request) statedCondition {
+func routeCondition(req *Request, c *Child) statedCondition {
 	p := &req.Parent
 	if !req.Declares(RouteKind) {
 		return statedCondition{webappv1.ConditionRouted, false, webappv1.ReasonGatewayAPINotEnabled,
 			"spec.route asks for an HTTPRoute, but the CompositeController does not manage HTTPRoutes, so there is none: install the Gateway API CRDs (standard channel), then the metacontroller/" + GatewayAPIComponent + " component."}
 	}
-	c := req.observed(RouteKind)
 	if c == nil {
 		return statedCondition{webappv1.ConditionRouted, false, webappv1.ReasonRouteMissing, fmt.Sprintf("Waiting for HTTPRoute %s to be created.", p.Name)}
 	}
