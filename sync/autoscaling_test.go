@@ -306,11 +306,7 @@ func TestFinalizeWithAutoscaler(t *testing.T) {
 		children = append(children, observe(t, c, 1, status))
 	}
 	req := &sync.Request{Parent: p, Children: children, Finalizing: true}
-	resp := sync.Finalize(req, now)
-	golden(t, resp)
-	if err := hooktest.CheckResponse(req, resp); err != nil {
-		t.Fatal(err)
-	}
+	resp := checkedFinalize(t, req)
 	if got := names(t, resp.Children); !slices.Equal(got, []string{"Deployment/hello"}) {
 		t.Errorf("children = %v; want only the Deployment, kept while the HorizontalPodAutoscaler and the Service go", got)
 	}

@@ -41,6 +41,13 @@ func labelsFor(name string) map[string]string {
 	}
 }
 
+// childMeta is the metadata every child the hook builds starts from: named after the WebApp, in
+// its namespace, with labels (labelsFor's map, shared and never modified). A builder adds what its
+// kind carries beyond that (the Deployment's spec hash, the Ingress's annotations).
+func childMeta(p *Parent, labels map[string]string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels}
+}
+
 // childLabels returns the WebApp's labels, the Deployment selector and the pod labels. Normally all
 // three are the one labelsFor(name) map.
 // A Deployment's selector is immutable, so when the observed one has a different selector (it was
@@ -95,7 +102,7 @@ func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, sel
 	}
 	d := &appsv1.Deployment{
 		TypeMeta:   DeploymentKind.TypeMeta(),
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
+		ObjectMeta: childMeta(p, labels),
 		Spec: appsv1.DeploymentSpec{
 			Replicas: replicas,
 			Selector: selector,
@@ -244,7 +251,7 @@ func healthProbes(spec *webappv1.WebAppSpec) (readiness, startup *corev1.Probe) 
 func desiredService(p *Parent, labels, podLabels map[string]string) *corev1.Service {
 	return &corev1.Service{
 		TypeMeta:   ServiceKind.TypeMeta(),
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
+		ObjectMeta: childMeta(p, labels),
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
 			Selector: podLabels,
@@ -264,7 +271,7 @@ func desiredIngress(p *Parent, labels map[string]string) *networkingv1.Ingress {
 	in := p.Spec.Ingress
 	ing := &networkingv1.Ingress{
 		TypeMeta:   IngressKind.TypeMeta(),
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels, Annotations: in.Annotations},
+		ObjectMeta: childMeta(p, labels),
 		Spec: networkingv1.IngressSpec{
 			IngressClassName: in.ClassName,
 			Rules: []networkingv1.IngressRule{{
@@ -282,6 +289,7 @@ func desiredIngress(p *Parent, labels map[string]string) *networkingv1.Ingress {
 			}},
 		},
 	}
+	ing.Annotations = in.Annotations // for its controller, as spec.ingress.annotations says
 	if in.TLS != nil {
 		ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{in.Host}, SecretName: in.TLS.SecretName}}
 	}
@@ -306,7 +314,7 @@ func desiredDisruptionBudget(p *Parent, labels map[string]string, selector *meta
 	alwaysAllow := policyv1.AlwaysAllow
 	return &policyv1.PodDisruptionBudget{
 		TypeMeta:   DisruptionBudgetKind.TypeMeta(),
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
+		ObjectMeta: childMeta(p, labels),
 		Spec: policyv1.PodDisruptionBudgetSpec{
 			MaxUnavailable:             db.MaxUnavailable,
 			Selector:                   selector,
@@ -344,7 +352,7 @@ func desiredAutoscaler(p *Parent, labels map[string]string) *autoscalingv2.Horiz
 	}
 	return &autoscalingv2.HorizontalPodAutoscaler{
 		TypeMeta:   AutoscalerKind.TypeMeta(),
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
+		ObjectMeta: childMeta(p, labels),
 		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: DeploymentKind.APIVersion, Kind: DeploymentKind.Kind, Name: p.Name},
 			MinReplicas:    a.MinReplicas,

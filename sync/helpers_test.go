@@ -236,6 +236,19 @@ func checkedSync(t *testing.T, req *sync.Request) sync.Response {
 	return resp
 }
 
+// checkedFinalize is checkedSync for the finalize hook: it answers req with sync.Finalize at now,
+// compares the answer with its golden file and stops the test unless it passes
+// hooktest.CheckResponse.
+func checkedFinalize(t *testing.T, req *sync.Request) sync.Response {
+	t.Helper()
+	resp := sync.Finalize(req, now)
+	golden(t, resp)
+	if err := hooktest.CheckResponse(req, resp); err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
 // validSync answers req with sync.Sync at now and stops the test unless the answer passes
 // hooktest.CheckResponse: for the steps of a test before the answer that checkedSync records.
 func validSync(t *testing.T, req *sync.Request) sync.Response {

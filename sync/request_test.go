@@ -558,10 +558,14 @@ type requestFile struct {
 }
 
 // requestFiles reads every request in examples/ and, when the shared folder is beside the
-// checkout, the real Metacontroller requests whose names match fixturePattern.
+// checkout, the real Metacontroller requests whose names match fixturePattern. It stops the test
+// when it finds no example, so that a test over its files cannot pass on nothing.
 func requestFiles(t testing.TB, fixturePattern string) []requestFile {
 	t.Helper()
 	files, _ := filepath.Glob("../examples/*.request.json")
+	if len(files) == 0 {
+		t.Fatal("no ../examples/*.request.json: nothing to test")
+	}
 	fixtures, _ := filepath.Glob("../../shared/fixtures/*/*/" + fixturePattern)
 	var out []requestFile
 	for _, file := range append(files, fixtures...) {

@@ -632,11 +632,7 @@ func TestFinalizeWithRoute(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			req := &sync.Request{Parent: p, Children: tt.children, Finalizing: true, ChildKinds: withGatewayAPI}
-			resp := sync.Finalize(req, now)
-			golden(t, resp)
-			if err := hooktest.CheckResponse(req, resp); err != nil {
-				t.Fatal(err)
-			}
+			resp := checkedFinalize(t, req)
 			if got := names(t, resp.Children); !slices.Equal(got, tt.want) || resp.Status.Message != tt.message {
 				t.Errorf("children %v, message %q; want %v, %q", got, resp.Status.Message, tt.want, tt.message)
 			}

@@ -545,11 +545,7 @@ func TestFinalize(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := &sync.Request{Parent: tt.parent, Children: tt.children, Finalizing: true}
-			resp := sync.Finalize(req, now)
-			golden(t, resp)
-			if err := hooktest.CheckResponse(req, resp); err != nil {
-				t.Error(err)
-			}
+			resp := checkedFinalize(t, req)
 			if got := names(t, resp.Children); !slices.Equal(got, tt.wantNames) {
 				t.Errorf("children = %v; want %v", got, tt.wantNames)
 			}

@@ -455,11 +455,7 @@ func TestFinalizeWithEveryChild(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := &sync.Request{Parent: p, Children: tt.children, Finalizing: true}
-			resp := sync.Finalize(req, now)
-			golden(t, resp)
-			if err := hooktest.CheckResponse(req, resp); err != nil {
-				t.Fatal(err)
-			}
+			resp := checkedFinalize(t, req)
 			if got := names(t, resp.Children); !slices.Equal(got, tt.want) || resp.Status.Message != tt.message {
 				t.Errorf("children %v, message %q; want %v, %q", got, resp.Status.Message, tt.want, tt.message)
 			}

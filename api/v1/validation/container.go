@@ -86,9 +86,15 @@ func validateEnv(env []corev1.EnvVar, fld *field.Path) field.ErrorList {
 
 // envSources counts the sources set in an env valueFrom; the apiserver accepts exactly one.
 func envSources(s *corev1.EnvVarSource) int {
+	return countSet(s.FieldRef != nil, s.ResourceFieldRef != nil, s.ConfigMapKeyRef != nil, s.SecretKeyRef != nil, s.FileKeyRef != nil)
+}
+
+// countSet counts which of several handlers (or sources) are set, each given as whether it is:
+// the apiserver accepts a probe, a lifecycle handler or an env valueFrom with exactly one.
+func countSet(set ...bool) int {
 	n := 0
-	for _, set := range []bool{s.FieldRef != nil, s.ResourceFieldRef != nil, s.ConfigMapKeyRef != nil, s.SecretKeyRef != nil, s.FileKeyRef != nil} {
-		if set {
+	for _, s := range set {
+		if s {
 			n++
 		}
 	}
@@ -175,13 +181,7 @@ func validateProbe(p *corev1.Probe, successMustBeOne bool, fld *field.Path) fiel
 		return nil
 	}
 	var errs field.ErrorList
-	handlers := 0
-	for _, set := range []bool{p.Exec != nil, p.HTTPGet != nil, p.TCPSocket != nil, p.GRPC != nil} {
-		if set {
-			handlers++
-		}
-	}
-	if handlers != 1 {
+	if handlers := countSet(p.Exec != nil, p.HTTPGet != nil, p.TCPSocket != nil, p.GRPC != nil); handlers != 1 {
 		errs = append(errs, field.Invalid(fld, field.OmitValueType{}, fmt.Sprintf("needs exactly one of exec, httpGet, tcpSocket or grpc, got %d", handlers)))
 	}
 	errs = append(errs, validateActions(p.Exec, p.HTTPGet, p.TCPSocket, "a probe checks the pod itself", fld)...)
@@ -252,13 +252,7 @@ func validateHandler(h *corev1.LifecycleHandler, grace int64, fld *field.Path) f
 		return nil
 	}
 	var errs field.ErrorList
-	n := 0
-	for _, set := range []bool{h.Exec != nil, h.HTTPGet != nil, h.TCPSocket != nil, h.Sleep != nil} {
-		if set {
-			n++
-		}
-	}
-	if n != 1 {
+	if n := countSet(h.Exec != nil, h.HTTPGet != nil, h.TCPSocket != nil, h.Sleep != nil); n != 1 {
 		errs = append(errs, field.Invalid(fld, field.OmitValueType{}, fmt.Sprintf("needs exactly one of exec, httpGet, tcpSocket or sleep, got %d", n)))
 	}
 	errs = append(errs, validateActions(h.Exec, h.HTTPGet, h.TCPSocket, "a lifecycle hook calls the pod itself", fld)...)
