@@ -1,19 +1,14 @@
 package sync_test
 
 import (
-	"os"
-	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
-	"github.com/example/webapp-operator/hooktest"
 	"github.com/example/webapp-operator/sync"
 )
 
@@ -235,29 +230,4 @@ func TestSyncReplicaFailure(t *testing.T) {
 			t.Errorf("phase %q (%s); want Ready once ReplicaFailure is not True", resp.Status.Phase, resp.Status.Message)
 		}
 	})
-}
-
-// TestOwnedKeysMatchCRD checks that the CRD's rules on podLabels and podAnnotations name exactly
-// the keys the hook refuses, so that the schema and the hook agree.
-func TestOwnedKeysMatchCRD(t *testing.T) {
-	raw, err := os.ReadFile("../crds/example.com_webapps.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var crd map[string]any
-	if err := yaml.Unmarshal(raw, &crd); err != nil {
-		t.Fatal(err)
-	}
-	spec := hooktest.Field(crd, "spec", "versions", 0, "schema", "openAPIV3Schema", "properties", "spec", "properties")
-	quoted := regexp.MustCompile(`'([^']*)'`)
-	for field, keys := range map[string][]string{"podLabels": webappv1.OwnedPodLabels, "podAnnotations": webappv1.OwnedPodAnnotations} {
-		rule, _ := hooktest.Field(spec, field, "x-kubernetes-validations", 0, "rule").(string)
-		var got []string
-		for _, m := range quoted.FindAllStringSubmatch(rule, -1) {
-			got = append(got, m[1])
-		}
-		if !slices.Equal(got, keys) {
-			t.Errorf("the CRD's rule for %s names %q; the hook refuses %q", field, got, keys)
-		}
-	}
 }
