@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"time"
 
-	webappv1 "github.com/example/webapp-operator/api/v1"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	webappv1 "github.com/example/webapp-operator/api/v1"
 	"github.com/example/webapp-operator/sync"
 )
 

@@ -4,9 +4,9 @@ import (
 	"maps"
 	"slices"
 
-	webappv1 "github.com/example/webapp-operator/api/v1"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	webappv1 "github.com/example/webapp-operator/api/v1"
 )
 
 // CustomizeResponse is the answer to the customize hook: the related objects Metacontroller

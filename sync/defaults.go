@@ -4,12 +4,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/example/webapp-operator/api/v1/validation"
 	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
-
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/api/v1/validation"
 )
 
 // Defaults are an install's own defaults, which the hook's flags set: they apply to every WebApp

@@ -3,9 +3,9 @@ package sync
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/json/jsontext"
 	"testing"
 
-	"encoding/json/jsontext"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"

@@ -5,11 +5,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/example/webapp-operator/api/v1/validation"
-
 	corev1 "k8s.io/api/core/v1"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/example/webapp-operator/api/v1/validation"
 )
 
 // stuckReasons are the container waiting reasons that mean a pod cannot start by itself, in the

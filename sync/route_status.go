@@ -6,13 +6,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/example/webapp-operator/api/v1/validation"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/api/v1/validation"
 )
 
 // routeCondition reports, while spec.route is set, whether the Gateways the observed HTTPRoute

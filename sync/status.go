@@ -7,18 +7,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/example/webapp-operator/api/v1/validation"
-
 	appsv1 "k8s.io/api/apps/v1"
-
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
-
 	corev1 "k8s.io/api/core/v1"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/api/v1/validation"
 )
 
 // report is what a decision says of a WebApp, beyond what its observed children show: its phase

@@ -1,8 +1,9 @@
 package sync
 
 import (
-	"github.com/example/webapp-operator/api/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/example/webapp-operator/api/v1/validation"
 )
 
 // Validate reports why a WebApp cannot be built, or nothing: the problems that kept its spec

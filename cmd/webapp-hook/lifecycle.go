@@ -12,8 +12,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/example/webapp-operator/webhook"
 	"golang.org/x/net/netutil"
+
+	"github.com/example/webapp-operator/webhook"
 )
 
 // The server's lifecycle: Main opens the listeners, serves, reloads the token and TLS files,

@@ -8,12 +8,11 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/example/webapp-operator/api/v1/validation"
-
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/example/webapp-operator/api/v1/validation"
 )
 
 // RequestError reports a hook request that cannot be understood at all: not JSON, no parent, a

@@ -6,12 +6,12 @@ import (
 	"encoding/hex"
 	"sort"
 
-	"github.com/example/webapp-operator/sync"
-
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/example/webapp-operator/sync"
 )
 
 // wireRelated decodes one related object by the kind it is filed under, keeping only what the

@@ -8,14 +8,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/example/webapp-operator/sync"
-
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/sync"
 )
 
 // DecodeRequest decodes a Metacontroller sync or finalize request body, in either hook version.
