@@ -220,7 +220,7 @@ func goTypeName(t reflect.Type) string {
 	return t.Kind().String()
 }
 
-// quoteRaw renders a raw JSON value for a message as short does, reading at most
+// quoteRaw renders a raw JSON value for a message with validation.Short, the one cut helper, reading at most
 // maxQuotedBytes of it however large it is, and marks with "…" a string cut before its closing
 // quote (valueAt) too.
 func quoteRaw(raw []byte) string {
