@@ -67,7 +67,7 @@ var routePathChars = regexp.MustCompile(`^/(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|[%][
 // validateRoute reports a route the HTTPRoute schema would refuse, one Metacontroller could not
 // merge (parentRefs with the same name, or all with a port and two with the same), one with no
 // Gateway to attach to, or one with no Service to route to (hasPort false). Without parentRefs,
-// the message says to set them or --default-gateway: Defaults.Apply has already put the
+// the message says to set them or --default-gateway: sync.Defaults.Apply has already put the
 // install's Gateway there when it has one.
 func validateRoute(r *webappv1.Route, hasPort bool, fld *field.Path) field.ErrorList {
 	if r == nil {
