@@ -648,19 +648,3 @@ func BenchmarkSync(b *testing.B) {
 		sync.Sync(req, now)
 	}
 }
-
-// BenchmarkDecodeRequest measures decoding a realistic request: a Ready WebApp with its Deployment
-// and Service as a real apiserver returned them, managedFields included.
-func BenchmarkDecodeRequest(b *testing.B) {
-	body, err := os.ReadFile("../webhook/testdata/large.request.json")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.SetBytes(int64(len(body)))
-	for b.Loop() {
-		if _, err := wire.DecodeRequest(body); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
