@@ -92,11 +92,11 @@ vuln:
 
 ## bench: Go benchmarks of the decision and the whole handler
 bench:
-	go test ./sync ./webhook -run '^$$' -bench . -benchmem
+	go test ./sync/... ./webhook -run '^$$' -bench . -benchmem
 
 ## bench-smoke: every Go benchmark, 100 iterations, so that none rots (CI runs it)
 bench-smoke:
-	go test ./sync ./webhook -run '^$$' -bench . -benchtime 100x
+	go test ./sync/... ./webhook -run '^$$' -bench . -benchtime 100x
 
 ## load: the hook against a limit server under wrk, with the ratios (bench/load.sh)
 load:

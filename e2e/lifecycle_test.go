@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
-	"github.com/example/webapp-operator/sync"
 )
 
 // waitStatus waits until the WebApp's status, written by Metacontroller for its current
@@ -368,7 +367,7 @@ func TestMetacontroller(t *testing.T) {
 		}
 		waitStatus(t, ns, "conf", "Ready", 90*time.Second, phaseIs(webappv1.PhaseReady))
 		configHash := func() any {
-			return field(mustGet(t, "apps/v1", "Deployment", ns, "conf"), "spec", "template", "metadata", "annotations", sync.AnnotationConfigHash)
+			return field(mustGet(t, "apps/v1", "Deployment", ns, "conf"), "spec", "template", "metadata", "annotations", webappv1.AnnotationConfigHash)
 		}
 		hash := configHash()
 		if hash == nil {
@@ -435,7 +434,7 @@ func TestMetacontroller(t *testing.T) {
 		}
 		checkTracked(waitStatus(t, ns, "mixed", "Ready", 90*time.Second, phaseIs(webappv1.PhaseReady)))
 		dep := mustGet(t, "apps/v1", "Deployment", ns, "mixed")
-		hash, generation := field(dep, "spec", "template", "metadata", "annotations", sync.AnnotationConfigHash), field(dep, "metadata", "generation").(float64)
+		hash, generation := field(dep, "spec", "template", "metadata", "annotations", webappv1.AnnotationConfigHash), field(dep, "metadata", "generation").(float64)
 		if hash == nil {
 			t.Fatalf("no config hash on the pod template: %v", field(dep, "spec", "template", "metadata"))
 		}
@@ -445,7 +444,7 @@ func TestMetacontroller(t *testing.T) {
 		}
 		waitFor(t, "the ConfigMap's edit rolling the pods", 30*time.Second, func() (bool, error) {
 			dep = mustGet(t, "apps/v1", "Deployment", ns, "mixed")
-			return field(dep, "spec", "template", "metadata", "annotations", sync.AnnotationConfigHash) != hash, nil
+			return field(dep, "spec", "template", "metadata", "annotations", webappv1.AnnotationConfigHash) != hash, nil
 		})
 		st := waitStatus(t, ns, "mixed", "Ready after the rollout", 90*time.Second, func(st webappv1.WebAppStatus) bool {
 			d := mustGet(t, "apps/v1", "Deployment", ns, "mixed")

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
-	"github.com/example/webapp-operator/sync"
 )
 
 // TestMetacontrollerProduction runs the real Metacontroller, with the install metacontroller/
@@ -92,7 +91,7 @@ func TestMetacontrollerProduction(t *testing.T) {
 		}
 		// A pod that is not Running may be evicted under either policy: wait until both crash
 		// while Running, the case IfHealthyBudget refuses.
-		pod := runningPod(t, ns, sync.LabelInstance+"=app")
+		pod := runningPod(t, ns, webappv1.LabelInstance+"=app")
 		if err := evict(ns, pod); err != nil {
 			t.Fatalf("evict: %v; want the pod evicted though the budget allows no disruption of healthy pods", err)
 		}
@@ -165,7 +164,7 @@ func labelNamespace(t *testing.T, ns string, labels map[string]string) {
 // podsOf lists the pods of a WebApp, by its instance label; it fails the test when there are none.
 func podsOf(t *testing.T, ns, name string) []obj {
 	t.Helper()
-	b, err := client.do("GET", "/api/v1/namespaces/"+ns+"/pods?labelSelector="+url.QueryEscape(sync.LabelInstance+"="+name), "", nil)
+	b, err := client.do("GET", "/api/v1/namespaces/"+ns+"/pods?labelSelector="+url.QueryEscape(webappv1.LabelInstance+"="+name), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

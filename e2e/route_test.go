@@ -16,6 +16,7 @@ import (
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
 	"github.com/example/webapp-operator/sync"
+	"github.com/example/webapp-operator/sync/wire"
 )
 
 // gatewayObject is a Gateway of the platform team in ns: plain HTTP on 80 for any host, HTTPS on
@@ -159,7 +160,7 @@ func parentWithSpec(t *testing.T, spec obj) sync.Parent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := sync.DecodeRequest(body)
+	req, err := wire.DecodeRequest(body)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,10 +5,11 @@ import (
 	"testing"
 
 	"github.com/example/webapp-operator/sync"
+	"github.com/example/webapp-operator/sync/wire"
 )
 
 // Observe returns obj as the hook sees it observed: obj (a typed object or a JSON-shaped map) is
-// encoded, sent in a request through sync.DecodeRequest, and the one child that comes out is
+// encoded, sent in a request through wire.DecodeRequest, and the one child that comes out is
 // returned. The parent of that request lives in obj's namespace, or "default".
 func Observe(t testing.TB, obj any) sync.Child {
 	t.Helper()
@@ -31,7 +32,7 @@ func Observe(t testing.TB, obj any) sync.Child {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := sync.DecodeRequest(body)
+	req, err := wire.DecodeRequest(body)
 	if err != nil {
 		t.Fatalf("DecodeRequest: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	webappv1 "github.com/example/webapp-operator/api/v1"
 	"github.com/example/webapp-operator/sync"
 )
 
@@ -39,7 +40,7 @@ func WithPods(body []byte, n int) ([]byte, error) {
 }
 
 func labels(name string) map[string]string {
-	return map[string]string{sync.LabelName: sync.AppName, sync.LabelInstance: name, sync.LabelManagedBy: sync.ManagedBy, "pod-template-hash": "7894546c9c"}
+	return map[string]string{webappv1.LabelName: webappv1.AppName, webappv1.LabelInstance: name, webappv1.LabelManagedBy: webappv1.ManagedBy, "pod-template-hash": "7894546c9c"}
 }
 
 func ptr[T any](v T) *T { return &v }

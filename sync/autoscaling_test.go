@@ -57,7 +57,7 @@ func TestSyncAutoscaling(t *testing.T) {
 	p := autoscaled(2, 10)
 	first := sync.Sync(&sync.Request{Parent: p}, now)
 	dep, hpa := childOf[*appsv1.Deployment](first.Children), childOf[*autoscalingv2.HorizontalPodAutoscaler](first.Children)
-	labels := map[string]string{sync.LabelName: sync.AppName, sync.LabelInstance: "hello", sync.LabelManagedBy: sync.ManagedBy}
+	labels := map[string]string{webappv1.LabelName: webappv1.AppName, webappv1.LabelInstance: "hello", webappv1.LabelManagedBy: webappv1.ManagedBy}
 	t.Run("the HorizontalPodAutoscaler", func(t *testing.T) {
 		equal(t, "HorizontalPodAutoscaler", hpa, &autoscalingv2.HorizontalPodAutoscaler{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler"},
@@ -306,11 +306,7 @@ func TestFinalizeWithAutoscaler(t *testing.T) {
 		children = append(children, observe(t, c, 1, status))
 	}
 	req := &sync.Request{Parent: p, Children: children, Finalizing: true}
-	resp := sync.Finalize(req, now)
-	golden(t, resp)
-	if err := hooktest.CheckResponse(req, resp); err != nil {
-		t.Fatal(err)
-	}
+	resp := checkedFinalize(t, req)
 	if got := names(t, resp.Children); !slices.Equal(got, []string{"Deployment/hello"}) {
 		t.Errorf("children = %v; want only the Deployment, kept while the HorizontalPodAutoscaler and the Service go", got)
 	}

@@ -15,16 +15,9 @@ import (
 	webappv1 "github.com/example/webapp-operator/api/v1"
 )
 
-// Labels, names and annotations the hook puts on its children.
+// Names and annotations the hook puts on its children; the labels, which the spec may not set,
+// are webappv1's (webappv1.LabelName and the others).
 const (
-	// LabelName, LabelInstance and LabelManagedBy are the recommended Kubernetes labels. Together
-	// they form the Deployment's selector, so they never change for the life of a WebApp.
-	LabelName      = "app.kubernetes.io/name"
-	LabelInstance  = "app.kubernetes.io/instance"
-	LabelManagedBy = "app.kubernetes.io/managed-by"
-	// AppName and ManagedBy are the values of LabelName and LabelManagedBy.
-	AppName   = "webapp"
-	ManagedBy = "webapp-hook"
 	// ContainerName is the name of the single container in the pod template.
 	ContainerName = "app"
 	// PortName names the container port and the Service port.
@@ -42,18 +35,25 @@ const (
 // labelsFor returns the labels shared by the Deployment, its selector, its pod template and the Service.
 func labelsFor(name string) map[string]string {
 	return map[string]string{
-		LabelName:      AppName,
-		LabelInstance:  name,
-		LabelManagedBy: ManagedBy,
+		webappv1.LabelName:      webappv1.AppName,
+		webappv1.LabelInstance:  name,
+		webappv1.LabelManagedBy: webappv1.ManagedBy,
 	}
 }
 
-// podLabels returns the WebApp's labels, the Deployment selector and the pod labels. Normally all
+// childMeta is the metadata every child the hook builds starts from: named after the WebApp, in
+// its namespace, with labels (labelsFor's map, shared and never modified). A builder adds what its
+// kind carries beyond that (the Deployment's spec hash, the Ingress's annotations).
+func childMeta(p *Parent, labels map[string]string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels}
+}
+
+// childLabels returns the WebApp's labels, the Deployment selector and the pod labels. Normally all
 // three are the one labelsFor(name) map.
 // A Deployment's selector is immutable, so when the observed one has a different selector (it was
 // adopted, or made by an older hook) that selector is kept and its matchLabels are added to the pod
 // labels, which must match it. The Service selects the pod labels, so it always finds the pods.
-func podLabels(p *Parent, observed *ObservedDeployment) (labels map[string]string, selector *metav1.LabelSelector, pods map[string]string) {
+func childLabels(p *Parent, observed *ObservedDeployment) (labels map[string]string, selector *metav1.LabelSelector, podLabels map[string]string) {
 	labels = labelsFor(p.Name)
 	selector = &metav1.LabelSelector{MatchLabels: labels}
 	if observed == nil || observed.Selector == nil || sameSelector(observed.Selector, labels) {
@@ -73,9 +73,9 @@ func sameSelector(s *metav1.LabelSelector, labels map[string]string) bool {
 // desiredDeployment builds the Deployment for a valid, defaulted spec, with replicas, annotated
 // with the hash of its spec. While autoscaling, the hash leaves replicas
 // out: the autoscaler changes them, and that is not a new spec.
-// cfg.hash, when not "", becomes the pod template's AnnotationConfigHash, and cfg.partialHash,
+// cfg.hash, when not "", becomes the pod template's webappv1.AnnotationConfigHash, and cfg.partialHash,
 // when not "", the Deployment's AnnotationPartialConfigHash.
-func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, selector *metav1.LabelSelector, pods map[string]string, cfg configState) *appsv1.Deployment {
+func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, selector *metav1.LabelSelector, podLabels map[string]string, cfg configState) *appsv1.Deployment {
 	spec := &p.Spec
 	container := corev1.Container{
 		Name:    ContainerName,
@@ -102,12 +102,12 @@ func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, sel
 	}
 	d := &appsv1.Deployment{
 		TypeMeta:   DeploymentKind.TypeMeta(),
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
+		ObjectMeta: childMeta(p, labels),
 		Spec: appsv1.DeploymentSpec{
 			Replicas: replicas,
 			Selector: selector,
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: templateLabels(pods, spec.PodLabels), Annotations: templateAnnotations(spec.PodAnnotations, cfg.hash)},
+				ObjectMeta: metav1.ObjectMeta{Labels: templateLabels(podLabels, spec.PodLabels), Annotations: templateAnnotations(spec.PodAnnotations, cfg.hash)},
 				Spec: corev1.PodSpec{
 					Containers:                    []corev1.Container{container},
 					Volumes:                       volumes,
@@ -144,21 +144,21 @@ func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, sel
 }
 
 // templateLabels are the pod template's labels: the pod labels (which the Service selects) and
-// spec.podLabels, which ValidateSpec keeps off the hook's own keys. It returns pods itself when
-// there are no podLabels, and otherwise a new map, so that podLabels never reach the Deployment's
-// labels, its selector or the Service's.
-func templateLabels(pods, extra map[string]string) map[string]string {
+// spec.podLabels (extra), which validation.ValidateSpec keeps off the hook's own keys. It returns
+// podLabels itself when there is no extra, and otherwise a new map, so that spec.podLabels never
+// reach the Deployment's labels, its selector or the Service's.
+func templateLabels(podLabels, extra map[string]string) map[string]string {
 	if len(extra) == 0 {
-		return pods
+		return podLabels
 	}
-	merged := make(map[string]string, len(pods)+len(extra))
+	merged := make(map[string]string, len(podLabels)+len(extra))
 	maps.Copy(merged, extra)
-	maps.Copy(merged, pods)
+	maps.Copy(merged, podLabels)
 	return merged
 }
 
 // templateAnnotations are the pod template's annotations: spec.podAnnotations and, when not "",
-// configHash as AnnotationConfigHash; nil when there are neither.
+// configHash as webappv1.AnnotationConfigHash; nil when there are neither.
 func templateAnnotations(extra map[string]string, configHash string) map[string]string {
 	if len(extra) == 0 && configHash == "" {
 		return nil
@@ -166,18 +166,14 @@ func templateAnnotations(extra map[string]string, configHash string) map[string]
 	merged := make(map[string]string, len(extra)+1)
 	maps.Copy(merged, extra)
 	if configHash != "" {
-		merged[AnnotationConfigHash] = configHash
+		merged[webappv1.AnnotationConfigHash] = configHash
 	}
 	return merged
 }
 
-// LabelPodTemplateHash is the label the Deployment controller gives each ReplicaSet's pods, one
-// value per pod template.
-const LabelPodTemplateHash = "pod-template-hash"
-
 // spreadConstraints are the pod's topologySpreadConstraints: spec's, where each one without a
 // labelSelector spreads the WebApp's own pods, those of selector, and of the same pod template
-// (matchLabelKeys LabelPodTemplateHash), so that a rollout's new pods spread among themselves
+// (matchLabelKeys webappv1.LabelPodTemplateHash), so that a rollout's new pods spread among themselves
 // rather than against the old ones that are about to go. It copies what it changes.
 func spreadConstraints(spec []corev1.TopologySpreadConstraint, selector *metav1.LabelSelector) []corev1.TopologySpreadConstraint {
 	if len(spec) == 0 {
@@ -187,8 +183,8 @@ func spreadConstraints(spec []corev1.TopologySpreadConstraint, selector *metav1.
 	for i, c := range spec {
 		if c.LabelSelector == nil {
 			c.LabelSelector = selector.DeepCopy()
-			if !slices.Contains(c.MatchLabelKeys, LabelPodTemplateHash) {
-				c.MatchLabelKeys = append(slices.Clip(c.MatchLabelKeys), LabelPodTemplateHash)
+			if !slices.Contains(c.MatchLabelKeys, webappv1.LabelPodTemplateHash) {
+				c.MatchLabelKeys = append(slices.Clip(c.MatchLabelKeys), webappv1.LabelPodTemplateHash)
 			}
 		}
 		out[i] = c
@@ -252,13 +248,13 @@ func healthProbes(spec *webappv1.WebAppSpec) (readiness, startup *corev1.Probe) 
 
 // desiredService builds the ClusterIP Service that exposes spec.port on ServicePort, selecting
 // the pod labels. Call it only when Port is set.
-func desiredService(p *Parent, labels, pods map[string]string) *corev1.Service {
+func desiredService(p *Parent, labels, podLabels map[string]string) *corev1.Service {
 	return &corev1.Service{
 		TypeMeta:   ServiceKind.TypeMeta(),
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
+		ObjectMeta: childMeta(p, labels),
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
-			Selector: pods,
+			Selector: podLabels,
 			Ports: []corev1.ServicePort{{
 				Name:       PortName,
 				Port:       ServicePort,
@@ -275,7 +271,7 @@ func desiredIngress(p *Parent, labels map[string]string) *networkingv1.Ingress {
 	in := p.Spec.Ingress
 	ing := &networkingv1.Ingress{
 		TypeMeta:   IngressKind.TypeMeta(),
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels, Annotations: in.Annotations},
+		ObjectMeta: childMeta(p, labels),
 		Spec: networkingv1.IngressSpec{
 			IngressClassName: in.ClassName,
 			Rules: []networkingv1.IngressRule{{
@@ -293,6 +289,7 @@ func desiredIngress(p *Parent, labels map[string]string) *networkingv1.Ingress {
 			}},
 		},
 	}
+	ing.Annotations = in.Annotations // for its controller, as spec.ingress.annotations says
 	if in.TLS != nil {
 		ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{in.Host}, SecretName: in.TLS.SecretName}}
 	}
@@ -317,7 +314,7 @@ func desiredDisruptionBudget(p *Parent, labels map[string]string, selector *meta
 	alwaysAllow := policyv1.AlwaysAllow
 	return &policyv1.PodDisruptionBudget{
 		TypeMeta:   DisruptionBudgetKind.TypeMeta(),
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
+		ObjectMeta: childMeta(p, labels),
 		Spec: policyv1.PodDisruptionBudgetSpec{
 			MaxUnavailable:             db.MaxUnavailable,
 			Selector:                   selector,
@@ -355,7 +352,7 @@ func desiredAutoscaler(p *Parent, labels map[string]string) *autoscalingv2.Horiz
 	}
 	return &autoscalingv2.HorizontalPodAutoscaler{
 		TypeMeta:   AutoscalerKind.TypeMeta(),
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
+		ObjectMeta: childMeta(p, labels),
 		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: DeploymentKind.APIVersion, Kind: DeploymentKind.Kind, Name: p.Name},
 			MinReplicas:    a.MinReplicas,

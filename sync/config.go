@@ -11,11 +11,6 @@ import (
 	webappv1 "github.com/example/webapp-operator/api/v1"
 )
 
-// AnnotationConfigHash is put on the pod template, so that a change of the data of a ConfigMap or
-// Secret the pods use rolls them: a digest of the digests of that data (configDigest), which tells
-// nothing about the data itself.
-const AnnotationConfigHash = "webapp.example.com/config-hash"
-
 // configRef is a ConfigMap or Secret the spec references, where, and how.
 type configRef struct {
 	ConfigRef
@@ -86,7 +81,7 @@ const AnnotationPartialConfigHash = "webapp.example.com/partial-config-hash"
 type configState struct {
 	// missing is the first reference, not optional, to an object that does not exist; nil if none.
 	missing *configRef
-	// hash is the AnnotationConfigHash value for the pod template; "" for none.
+	// hash is the webappv1.AnnotationConfigHash value for the pod template; "" for none.
 	hash string
 	// partialHash is the AnnotationPartialConfigHash value for the Deployment: "" unless some
 	// tracked kinds were sent and some not.

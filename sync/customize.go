@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	webappv1 "github.com/example/webapp-operator/api/v1"
 )
 
 // CustomizeResponse is the answer to the customize hook: the related objects Metacontroller
@@ -72,7 +74,7 @@ type CustomizeOptions struct {
 func Customize(p *Parent, opts CustomizeOptions) CustomizeResponse {
 	rules := []RelatedResourceRule{}
 	if opts.Pods {
-		selector := &metav1.LabelSelector{MatchLabels: map[string]string{LabelInstance: p.Name, LabelManagedBy: ManagedBy}}
+		selector := &metav1.LabelSelector{MatchLabels: map[string]string{webappv1.LabelInstance: p.Name, webappv1.LabelManagedBy: webappv1.ManagedBy}}
 		rules = append(rules, RelatedResourceRule{APIVersion: PodKind.APIVersion, Resource: PodKind.Resource, Namespace: p.Namespace, LabelSelector: selector})
 	}
 	if len(p.SpecErrors) > 0 {

@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/util/validation"
+	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/api/v1/validation"
 )
 
 // Defaults are an install's own defaults, which the hook's flags set: they apply to every WebApp
@@ -60,20 +61,20 @@ func ParseGateway(s string) (*webappv1.RouteParentRef, error) {
 	}
 	check := func(what, v string, f func(string) []string) error {
 		if msgs := f(v); len(msgs) > 0 {
-			return fmt.Errorf("%q: %s %q: %s", s, what, short(v), msgs[0])
+			return fmt.Errorf("%q: %s %q: %s", s, what, validation.Short(v), msgs[0])
 		}
 		return nil
 	}
-	if err := check("namespace", parts[0], validation.IsDNS1123Label); err != nil {
+	if err := check("namespace", parts[0], k8svalidation.IsDNS1123Label); err != nil {
 		return nil, err
 	}
-	if err := check("name", parts[1], validation.IsDNS1123Subdomain); err != nil {
+	if err := check("name", parts[1], k8svalidation.IsDNS1123Subdomain); err != nil {
 		return nil, err
 	}
 	ns := gatewayv1.Namespace(parts[0])
 	ref := &webappv1.RouteParentRef{Name: parts[1], Namespace: &ns}
 	if len(parts) == 3 {
-		if err := check("section", parts[2], validation.IsDNS1123Subdomain); err != nil {
+		if err := check("section", parts[2], k8svalidation.IsDNS1123Subdomain); err != nil {
 			return nil, err
 		}
 		section := gatewayv1.SectionName(parts[2])

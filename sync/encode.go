@@ -2,11 +2,10 @@ package sync
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 
-	"github.com/go-json-experiment/json/jsontext"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,16 +20,16 @@ import (
 // (*unstructured.Unstructured) is written exactly as it is. It fails only on a child that cannot
 // be encoded, which the decision never builds.
 func (r Response) MarshalJSON() ([]byte, error) {
-	children := make([]jsontext.Value, len(r.Children))
+	children := make([]json.RawMessage, len(r.Children))
 	for i, c := range r.Children {
 		var err error
 		if children[i], err = encodeChild(c); err != nil {
 			return nil, fmt.Errorf("encode children[%d] (%T): %w", i, c, err)
 		}
 	}
-	return jsonv1.Marshal(struct {
+	return json.Marshal(struct {
 		Status             webappv1.WebAppStatus `json:"status"`
-		Children           []jsontext.Value      `json:"children"`
+		Children           []json.RawMessage     `json:"children"`
 		ResyncAfterSeconds float64               `json:"resyncAfterSeconds,omitempty"`
 		Finalized          *bool                 `json:"finalized,omitempty"`
 	}{r.Status, children, r.ResyncAfterSeconds, r.Finalized})
@@ -40,13 +39,13 @@ func (r Response) MarshalJSON() ([]byte, error) {
 func encodeChild(c runtime.Object) ([]byte, error) {
 	switch o := c.(type) {
 	case *unstructured.Unstructured:
-		return jsonv1.Marshal(o.Object)
+		return json.Marshal(o.Object)
 	case *appsv1.Deployment:
 		// apiVersion first: the order a Deployment's answers have always had, which the golden
 		// answers pin. Other kinds follow their Go type's order, kind first.
 		return applyJSON(deploymentFields{APIVersion: o.APIVersion, Kind: o.Kind, Metadata: o.ObjectMeta, Spec: o.Spec})
 	}
-	b, err := jsonv1.Marshal(c)
+	b, err := json.Marshal(c)
 	if err != nil {
 		return nil, err
 	}
@@ -66,10 +65,9 @@ type deploymentFields struct {
 // apiserver stores and would make Metacontroller update the child on every sync. encoding/json
 // already leaves out false, 0 and "" of omitempty fields; applyJSON also removes nulls and the
 // objects and lists that are empty or become empty, recursively. It never drops false, 0 or "".
-// It encodes as encoding/json does, as the pinned github.com/go-json-experiment/json/v1
-// implements it, so that the bytes do not depend on the Go release.
+// It encodes with encoding/json, as Metacontroller and the apiserver decode.
 func applyJSON(v any) ([]byte, error) {
-	b, err := jsonv1.Marshal(v)
+	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}

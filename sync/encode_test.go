@@ -3,10 +3,9 @@ package sync
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/json/jsontext"
 	"testing"
 
-	"github.com/go-json-experiment/json/jsontext"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -126,7 +125,7 @@ func FuzzPruneJSON(f *testing.F) {
 // deploymentForm is a Deployment as json.Marshal writes it, before pruning.
 func deploymentForm(t testing.TB) []byte {
 	p := &Parent{Name: "hello", Namespace: "default", Spec: webappSpec()}
-	labels, selector, pods := podLabels(p, nil)
+	labels, selector, pods := childLabels(p, nil)
 	d := desiredDeployment(p, p.Spec.Replicas, labels, selector, pods, configState{})
 	b, err := json.Marshal(d)
 	if err != nil {
@@ -168,7 +167,7 @@ func BenchmarkPrune(b *testing.B) {
 // whichever Go runs the test.
 func TestMarshalResponse(t *testing.T) {
 	p := &Parent{Name: "hello", Namespace: "default", Spec: webappSpec()}
-	labels, selector, pods := podLabels(p, nil)
+	labels, selector, pods := childLabels(p, nil)
 	kept := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "x <&> \u2028 é"},
 		"data": map[string]any{"n": int64(1), "f": 2.5, "e": map[string]any{}},
@@ -192,10 +191,10 @@ func TestMarshalResponse(t *testing.T) {
 			}
 			ref := struct {
 				Status             webappv1.WebAppStatus `json:"status"`
-				Children           []jsonv1.RawMessage   `json:"children"`
+				Children           []json.RawMessage     `json:"children"`
 				ResyncAfterSeconds float64               `json:"resyncAfterSeconds,omitempty"`
 				Finalized          *bool                 `json:"finalized,omitempty"`
-			}{Status: tt.resp.Status, Children: []jsonv1.RawMessage{}, ResyncAfterSeconds: tt.resp.ResyncAfterSeconds, Finalized: tt.resp.Finalized}
+			}{Status: tt.resp.Status, Children: []json.RawMessage{}, ResyncAfterSeconds: tt.resp.ResyncAfterSeconds, Finalized: tt.resp.Finalized}
 			for _, c := range tt.resp.Children {
 				b, err := encodeChild(c)
 				if err != nil {
@@ -203,7 +202,7 @@ func TestMarshalResponse(t *testing.T) {
 				}
 				ref.Children = append(ref.Children, b)
 			}
-			want, err := jsonv1.Marshal(ref)
+			want, err := json.Marshal(ref)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,6 +21,7 @@ import (
 	webappv1 "github.com/example/webapp-operator/api/v1"
 	"github.com/example/webapp-operator/hooktest"
 	"github.com/example/webapp-operator/sync"
+	"github.com/example/webapp-operator/sync/wire"
 )
 
 // now is the fixed clock of these tests; earlier is a time before it.
@@ -33,7 +34,7 @@ func ptr[T any](v T) *T { return &v }
 
 // webapp returns a valid parent (image nginx:1.27, 3 replicas, port 8080), changed by mods, as
 // the hook sees it: mods change the name, namespace, generation, spec and previous conditions of
-// a WebApp, which is then sent in a request through sync.DecodeRequest, so that its spec is
+// a WebApp, which is then sent in a request through wire.DecodeRequest, so that its spec is
 // decoded and defaulted as in production. It panics when the request does not decode.
 func webapp(mods ...func(*sync.Parent)) sync.Parent {
 	p := sync.Parent{
@@ -59,7 +60,7 @@ func webapp(mods ...func(*sync.Parent)) sync.Parent {
 	if err != nil {
 		panic(err)
 	}
-	req, err := sync.DecodeRequest(body)
+	req, err := wire.DecodeRequest(body)
 	if err != nil {
 		panic(fmt.Sprintf("DecodeRequest: %v\n%s", err, body))
 	}
@@ -67,10 +68,10 @@ func webapp(mods ...func(*sync.Parent)) sync.Parent {
 }
 
 // webappJSON returns the parent "hello" in "default", generation 1, with the spec whose JSON text
-// is given, as sync.DecodeRequest decodes it: with Parent.SpecErrors set when it does not fit the
+// is given, as wire.DecodeRequest decodes it: with Parent.SpecErrors set when it does not fit the
 // WebApp types. It panics when the request does not decode.
 func webappJSON(spec string) sync.Parent {
-	req, err := sync.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "hello", "namespace": "default", "generation": 1}, "spec": ` + spec + `}}`))
+	req, err := wire.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "hello", "namespace": "default", "generation": 1}, "spec": ` + spec + `}}`))
 	if err != nil {
 		panic(err)
 	}
@@ -103,8 +104,8 @@ func desired(t *testing.T, p sync.Parent) (*appsv1.Deployment, *corev1.Service) 
 	return dep, svc
 }
 
-// wire returns the children of an answer as the hook sends them: JSON objects.
-func wire(t testing.TB, resp sync.Response) []map[string]any {
+// sentChildren returns the children of an answer as the hook sends them: JSON objects.
+func sentChildren(t testing.TB, resp sync.Response) []map[string]any {
 	t.Helper()
 	b, err := json.Marshal(resp)
 	if err != nil {
@@ -122,7 +123,7 @@ func wire(t testing.TB, resp sync.Response) []map[string]any {
 // is not nil, a status.
 func observe(t *testing.T, applied runtime.Object, generation int64, status any) sync.Child {
 	t.Helper()
-	form := wire(t, sync.Response{Children: []runtime.Object{applied}})[0]
+	form := sentChildren(t, sync.Response{Children: []runtime.Object{applied}})[0]
 	last, err := json.Marshal(form)
 	if err != nil {
 		t.Fatal(err)
@@ -228,6 +229,19 @@ func conditionOf(st webappv1.WebAppStatus, conditionType string) string {
 func checkedSync(t *testing.T, req *sync.Request) sync.Response {
 	t.Helper()
 	resp := sync.Sync(req, now)
+	golden(t, resp)
+	if err := hooktest.CheckResponse(req, resp); err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// checkedFinalize is checkedSync for the finalize hook: it answers req with sync.Finalize at now,
+// compares the answer with its golden file and stops the test unless it passes
+// hooktest.CheckResponse.
+func checkedFinalize(t *testing.T, req *sync.Request) sync.Response {
+	t.Helper()
+	resp := sync.Finalize(req, now)
 	golden(t, resp)
 	if err := hooktest.CheckResponse(req, resp); err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	jsonv2 "github.com/go-json-experiment/json"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -40,7 +39,7 @@ func keptObject(c *Child) map[string]any {
 	}
 	observed, err := decodeObject(c.Raw)
 	if err != nil {
-		// DecodeRequest has already decoded the child as an object; this cannot fail.
+		// The request's decoder (sync/wire) has already decoded the child as an object; this cannot fail.
 		panic(fmt.Sprintf("decode observed %s %s: %v", c.Kind, c.Name, err))
 	}
 	// Identity comes from the decoded fields. encoding/json, which Metacontroller uses, matches
@@ -78,7 +77,9 @@ func keptObject(c *Child) map[string]any {
 }
 
 // lastApplied reads the configuration Metacontroller last applied to a child, "" when it has none.
-// Only that annotation is decoded: the rest of the child is passed over.
+// Only that annotation is decoded: the rest of the child is passed over. Keys match exactly, as
+// in every decode of the request (sync/wire); c.Raw is valid JSON, which the request's decoder
+// has checked.
 func lastApplied(c *Child) string {
 	var obj struct {
 		Metadata struct {
@@ -87,7 +88,7 @@ func lastApplied(c *Child) string {
 			} `json:"annotations"`
 		} `json:"metadata"`
 	}
-	if jsonv2.Unmarshal(c.Raw, &obj, decodeOptions) != nil {
+	if utiljson.Unmarshal(c.Raw, &obj) != nil {
 		return ""
 	}
 	return obj.Metadata.Annotations.LastApplied

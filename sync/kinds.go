@@ -16,8 +16,9 @@ import (
 
 // Kind is a kind of object the hook reads: one it builds as a WebApp's child, or one it asks
 // Metacontroller to send along as related. Kinds is the table of them all; everything that names
-// a kind (the decoder, the builders, the customize answer, the offline render, the tests of the
-// answers and of the CompositeController) takes it from there.
+// a kind (the builders, the customize answer, the offline render, the tests of the answers and of
+// the CompositeController, and sync/wire's decoder, which keeps its own table of how to read each
+// built kind) takes it from there. The table holds facts about kinds only, no code.
 type Kind struct {
 	// Object is a zero value of the kind's Go type, such as &appsv1.Deployment{}.
 	Object runtime.Object
@@ -39,23 +40,20 @@ type Kind struct {
 
 	// key is Key's result.
 	key string
-	// view decodes an observed child of a built kind into its identity and the view of it the
-	// decision reads; nil for a related kind.
-	view func(decode func(any) error) (Child, error)
 }
 
 // The kinds the hook reads. The built kinds are listed in the order the answer lists them.
 var (
-	DeploymentKind       = newKind(&appsv1.Deployment{}, appsv1.SchemeGroupVersion, "deployments", deploymentView)
-	ServiceKind          = newKind(&corev1.Service{}, corev1.SchemeGroupVersion, "services", identityView)
-	IngressKind          = newKind(&networkingv1.Ingress{}, networkingv1.SchemeGroupVersion, "ingresses", ingressView)
-	DisruptionBudgetKind = newKind(&policyv1.PodDisruptionBudget{}, policyv1.SchemeGroupVersion, "poddisruptionbudgets", identityView)
-	AutoscalerKind       = newKind(&autoscalingv2.HorizontalPodAutoscaler{}, autoscalingv2.SchemeGroupVersion, "horizontalpodautoscalers", autoscalerView)
-	PodKind              = newKind(&corev1.Pod{}, corev1.SchemeGroupVersion, "pods", nil)
-	ConfigMapKind        = newKind(&corev1.ConfigMap{}, corev1.SchemeGroupVersion, "configmaps", nil)
-	SecretKind           = newKind(&corev1.Secret{}, corev1.SchemeGroupVersion, "secrets", nil)
-	RouteKind            = inComponent(GatewayAPIComponent, newKind(&gatewayv1.HTTPRoute{}, schema.GroupVersion(gatewayv1.GroupVersion), "httproutes", routeView))
-	GatewayKind          = inComponent(GatewayAPIComponent, newKind(&gatewayv1.Gateway{}, schema.GroupVersion(gatewayv1.GroupVersion), "gateways", nil))
+	DeploymentKind       = newKind(&appsv1.Deployment{}, appsv1.SchemeGroupVersion, "deployments", built)
+	ServiceKind          = newKind(&corev1.Service{}, corev1.SchemeGroupVersion, "services", built)
+	IngressKind          = newKind(&networkingv1.Ingress{}, networkingv1.SchemeGroupVersion, "ingresses", built)
+	DisruptionBudgetKind = newKind(&policyv1.PodDisruptionBudget{}, policyv1.SchemeGroupVersion, "poddisruptionbudgets", built)
+	AutoscalerKind       = newKind(&autoscalingv2.HorizontalPodAutoscaler{}, autoscalingv2.SchemeGroupVersion, "horizontalpodautoscalers", built)
+	PodKind              = newKind(&corev1.Pod{}, corev1.SchemeGroupVersion, "pods", related)
+	ConfigMapKind        = newKind(&corev1.ConfigMap{}, corev1.SchemeGroupVersion, "configmaps", related)
+	SecretKind           = newKind(&corev1.Secret{}, corev1.SchemeGroupVersion, "secrets", related)
+	RouteKind            = inComponent(GatewayAPIComponent, newKind(&gatewayv1.HTTPRoute{}, schema.GroupVersion(gatewayv1.GroupVersion), "httproutes", built))
+	GatewayKind          = inComponent(GatewayAPIComponent, newKind(&gatewayv1.Gateway{}, schema.GroupVersion(gatewayv1.GroupVersion), "gateways", related))
 )
 
 // GatewayAPIComponent is the kustomize component, metacontroller/gateway-api, that adds
@@ -67,15 +65,21 @@ const GatewayAPIComponent = "gateway-api"
 // the component appends them), then the related kinds.
 var Kinds = []*Kind{DeploymentKind, ServiceKind, IngressKind, DisruptionBudgetKind, AutoscalerKind, RouteKind, PodKind, ConfigMapKind, SecretKind, GatewayKind}
 
-// newKind makes a Kind of obj's Go type in group version gv; a kind with a view is built.
-func newKind(obj runtime.Object, gv schema.GroupVersion, resource string, view func(func(any) error) (Child, error)) *Kind {
+// built and related say, to newKind, whether the hook builds a kind as a child or reads it as a
+// related object.
+const (
+	built   = true
+	related = false
+)
+
+// newKind makes a Kind of obj's Go type in group version gv.
+func newKind(obj runtime.Object, gv schema.GroupVersion, resource string, isBuilt bool) *Kind {
 	k := &Kind{
 		Object:     obj,
 		APIVersion: gv.String(),
 		Kind:       reflect.TypeOf(obj).Elem().Name(),
 		Resource:   resource,
-		Built:      view != nil,
-		view:       view,
+		Built:      isBuilt,
 	}
 	k.key = k.Kind + "." + k.APIVersion
 	return k
@@ -96,9 +100,9 @@ func (k *Kind) TypeMeta() metav1.TypeMeta {
 	return metav1.TypeMeta{APIVersion: k.APIVersion, Kind: k.Kind}
 }
 
-// kindByResource returns the kind of apiVersion and plural resource, as a CompositeController's
+// KindByResource returns the kind of apiVersion and plural resource, as a CompositeController's
 // childResources name it, or nil for a kind the hook does not read.
-func kindByResource(apiVersion, resource string) *Kind {
+func KindByResource(apiVersion, resource string) *Kind {
 	for _, k := range Kinds {
 		if k.APIVersion == apiVersion && k.Resource == resource {
 			return k
@@ -107,9 +111,9 @@ func kindByResource(apiVersion, resource string) *Kind {
 	return nil
 }
 
-// kindByKey returns the kind filed under key ("Kind.apiVersion"), or nil for a kind the hook
+// KindByKey returns the kind filed under key ("Kind.apiVersion"), or nil for a kind the hook
 // does not read.
-func kindByKey(key string) *Kind {
+func KindByKey(key string) *Kind {
 	for _, k := range Kinds {
 		if k.key == key {
 			return k

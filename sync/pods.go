@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/example/webapp-operator/api/v1/validation"
 )
 
 // stuckReasons are the container waiting reasons that mean a pod cannot start by itself, in the
@@ -142,7 +144,7 @@ func restarts(pods []RelatedPod) int32 {
 func (t *podTrouble) message() string {
 	msg := fmt.Sprintf("%d of %s cannot start: %s", t.stuck, count(t.total, "current pod"), t.reason)
 	if t.detail != "" {
-		msg += ": " + short(t.detail)
+		msg += ": " + validation.Short(t.detail)
 	}
 	msg = sentence(msg)
 	if t.others > 0 {

@@ -1,26 +1,21 @@
 package sync_test
 
 import (
-	"os"
-	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
-	"github.com/example/webapp-operator/hooktest"
 	"github.com/example/webapp-operator/sync"
 )
 
 // TestSyncPodFields checks what each pod field of the spec makes of the pod template: the
 // restricted profile and the explicit fields over it, scheduling, pod metadata and shutdown.
 func TestSyncPodFields(t *testing.T) {
-	selector := &metav1.LabelSelector{MatchLabels: map[string]string{sync.LabelName: sync.AppName, sync.LabelInstance: "hello", sync.LabelManagedBy: sync.ManagedBy}}
+	selector := &metav1.LabelSelector{MatchLabels: map[string]string{webappv1.LabelName: webappv1.AppName, webappv1.LabelInstance: "hello", webappv1.LabelManagedBy: webappv1.ManagedBy}}
 	restricted := func(s *webappv1.WebAppSpec) { s.SecurityProfile = webappv1.SecurityProfileRestricted }
 	type want struct {
 		pod       *corev1.PodSecurityContext
@@ -132,7 +127,7 @@ func TestSyncScheduling(t *testing.T) {
 	if pod.Spec.PriorityClassName != "high" || *pod.Spec.TerminationGracePeriodSeconds != 60 {
 		t.Errorf("priorityClassName %q, terminationGracePeriodSeconds %d; want high, 60", pod.Spec.PriorityClassName, *pod.Spec.TerminationGracePeriodSeconds)
 	}
-	if pod.Labels["sidecar.istio.io/inject"] != "true" || pod.Labels[sync.LabelInstance] != "hello" {
+	if pod.Labels["sidecar.istio.io/inject"] != "true" || pod.Labels[webappv1.LabelInstance] != "hello" {
 		t.Errorf("pod labels = %v; want the podLabels and the instance label", pod.Labels)
 	}
 	if pod.Annotations["prometheus.io/scrape"] != "true" {
@@ -235,29 +230,4 @@ func TestSyncReplicaFailure(t *testing.T) {
 			t.Errorf("phase %q (%s); want Ready once ReplicaFailure is not True", resp.Status.Phase, resp.Status.Message)
 		}
 	})
-}
-
-// TestOwnedKeysMatchCRD checks that the CRD's rules on podLabels and podAnnotations name exactly
-// the keys the hook refuses, so that the schema and the hook agree.
-func TestOwnedKeysMatchCRD(t *testing.T) {
-	raw, err := os.ReadFile("../crds/example.com_webapps.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var crd map[string]any
-	if err := yaml.Unmarshal(raw, &crd); err != nil {
-		t.Fatal(err)
-	}
-	spec := hooktest.Field(crd, "spec", "versions", 0, "schema", "openAPIV3Schema", "properties", "spec", "properties")
-	quoted := regexp.MustCompile(`'([^']*)'`)
-	for field, keys := range map[string][]string{"podLabels": sync.OwnedPodLabels, "podAnnotations": sync.OwnedPodAnnotations} {
-		rule, _ := hooktest.Field(spec, field, "x-kubernetes-validations", 0, "rule").(string)
-		var got []string
-		for _, m := range quoted.FindAllStringSubmatch(rule, -1) {
-			got = append(got, m[1])
-		}
-		if !slices.Equal(got, keys) {
-			t.Errorf("the CRD's rule for %s names %q; the hook refuses %q", field, got, keys)
-		}
-	}
 }

@@ -18,6 +18,7 @@ import (
 	webappv1 "github.com/example/webapp-operator/api/v1"
 	"github.com/example/webapp-operator/hooktest"
 	"github.com/example/webapp-operator/sync"
+	"github.com/example/webapp-operator/sync/wire"
 )
 
 // relatedFixture decodes one of Metacontroller's recorded requests with a customize hook, or skips.
@@ -27,7 +28,7 @@ func relatedFixture(t *testing.T, name string) *sync.Request {
 	if err != nil {
 		t.Skip("no ../shared/fixtures beside the checkout; these real Metacontroller requests are not part of the repository")
 	}
-	req, err := sync.DecodeRequest(body)
+	req, err := wire.DecodeRequest(body)
 	if err != nil {
 		t.Fatalf("DecodeRequest: %v", err)
 	}
@@ -37,7 +38,7 @@ func relatedFixture(t *testing.T, name string) *sync.Request {
 // configHashOf is the config-hash annotation of the pod template an answer asks for.
 func configHashOf(resp sync.Response) string {
 	if d := childOf[*appsv1.Deployment](resp.Children); d != nil {
-		return d.Spec.Template.Annotations[sync.AnnotationConfigHash]
+		return d.Spec.Template.Annotations[webappv1.AnnotationConfigHash]
 	}
 	return ""
 }
@@ -50,7 +51,7 @@ func TestRelatedRequests(t *testing.T) {
 		req := relatedFixture(t, "01-customize.json")
 		got := asJSON(t, sync.Customize(&req.Parent, sync.CustomizeOptions{Pods: true, Secrets: true}))
 		want := asJSON(t, sync.CustomizeResponse{RelatedResources: []sync.RelatedResourceRule{
-			{APIVersion: "v1", Resource: "pods", Namespace: "default", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{sync.LabelInstance: "hello", sync.LabelManagedBy: sync.ManagedBy}}},
+			{APIVersion: "v1", Resource: "pods", Namespace: "default", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{webappv1.LabelInstance: "hello", webappv1.LabelManagedBy: webappv1.ManagedBy}}},
 			{APIVersion: "v1", Resource: "configmaps", Namespace: "default", Names: []string{"app-config"}},
 			{APIVersion: "v1", Resource: "secrets", Namespace: "default", Names: []string{"app-secret"}},
 		}})
@@ -119,7 +120,7 @@ func pod(name, rs string, s int, image string, status corev1.ContainerStatus, co
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: "default", UID: types.UID("uid-" + name),
 			CreationTimestamp: metav1.NewTime(now.Add(time.Duration(s) * time.Second)),
-			Labels:            map[string]string{sync.LabelInstance: "hello", sync.LabelName: sync.AppName, sync.LabelManagedBy: sync.ManagedBy},
+			Labels:            map[string]string{webappv1.LabelInstance: "hello", webappv1.LabelName: webappv1.AppName, webappv1.LabelManagedBy: webappv1.ManagedBy},
 			OwnerReferences:   []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs, UID: types.UID("uid-" + rs), Controller: ptr(true)}},
 		},
 		Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: sync.ContainerName, Image: image}}},
@@ -170,7 +171,7 @@ func withRelated(t *testing.T, p sync.Parent, children []json.RawMessage, kinds 
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := sync.DecodeRequest(body)
+	req, err := wire.DecodeRequest(body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +401,7 @@ func TestConfig(t *testing.T) {
 		req := withRelated(t, changed, running, kinds, secret)
 		resp := checkedSync(t, req)
 		var dep map[string]any
-		for _, c := range wire(t, resp) {
+		for _, c := range sentChildren(t, resp) {
 			if c["kind"] == "Deployment" {
 				dep = c
 			}
@@ -625,7 +626,7 @@ func TestChildInAnotherNamespace(t *testing.T) {
 	body := `{"parent": {"metadata": {"name": "hello", "namespace": "a"}, "spec": {"image": "nginx", "envFrom": [{"configMapRef": {"name": "cfg"}}]}},
 		"children": {"Deployment.apps/v1": {"b/hello": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "hello", "namespace": "b"}}}},
 		"related": {"ConfigMap.v1": {}}}`
-	req, err := sync.DecodeRequest([]byte(body))
+	req, err := wire.DecodeRequest([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}

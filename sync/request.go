@@ -13,7 +13,7 @@ import (
 )
 
 // Request is one Metacontroller CompositeController hook request, reduced to what the decision
-// reads. Build one with DecodeRequest; tests may also fill in Parent directly.
+// reads. Build one with wire.DecodeRequest; tests may also fill in Parent directly.
 type Request struct {
 	// Parent is the observed WebApp.
 	Parent Parent
@@ -35,7 +35,7 @@ type Request struct {
 
 // Parent is the observed WebApp, reduced to what the decision reads.
 type Parent struct {
-	// Name and Namespace are the WebApp's; DecodeRequest requires both.
+	// Name and Namespace are the WebApp's; wire.DecodeRequest requires both.
 	Name      string
 	Namespace string
 	// Generation is metadata.generation, reported back as observedGeneration.
@@ -49,17 +49,17 @@ type Parent struct {
 	// WebApp and no child is touched.
 	SpecErrors field.ErrorList
 	// Conditions are the WebApp's previous status conditions, read only to keep lastTransitionTime:
-	// DecodeRequest fills in their type, status and lastTransitionTime only.
+	// wire.DecodeRequest fills in their type, status and lastTransitionTime only.
 	Conditions []metav1.Condition
 }
 
 // Child is one observed child object.
 type Child struct {
-	// APIVersion, Kind and Name identify the object; DecodeRequest requires all three.
+	// APIVersion, Kind and Name identify the object; wire.DecodeRequest requires all three.
 	APIVersion string
 	Kind       string
 	Name       string
-	// Namespace is metadata.namespace; DecodeRequest defaults it to the parent's, as Metacontroller does.
+	// Namespace is metadata.namespace; wire.DecodeRequest defaults it to the parent's, as Metacontroller does.
 	Namespace string
 	// Built is true for the kinds the hook builds: Deployment, Service, Ingress,
 	// PodDisruptionBudget and HorizontalPodAutoscaler. Only such a child, named after the WebApp,
@@ -87,16 +87,52 @@ func (r *Request) Declares(k *Kind) bool {
 // is reports whether c is of a kind the hook builds, k.
 func (c *Child) is(k *Kind) bool { return c.Built && c.Kind == k.Kind && c.APIVersion == k.APIVersion }
 
-// observed returns the observed child of kind k that is named after the WebApp, in its
-// namespace, or nil: the child the hook builds of that kind (owned), and no other.
-func (r *Request) observed(k *Kind) *Child {
-	for i := range r.Children {
-		c := &r.Children[i]
-		if c.is(k) && owned(c, &r.Parent) {
-			return c
+// observedChildren are the observed children as Sync and the status read them, sorted out in one
+// pass over the request (observe): the child of each kind the hook builds for the WebApp, nil
+// until it exists, and every child the hook does not build, which is kept as it is.
+type observedChildren struct {
+	deployment, service, ingress, autoscaler, route *Child
+	// others are the children that are not the hook's to build (not owned), in request order.
+	others []*Child
+}
+
+// observe sorts out req's children in one pass: each child the hook builds for the WebApp
+// (owned) by its kind, and the others. A built kind with no field here (the
+// PodDisruptionBudget) is read by no decision: it is neither kept nor looked up.
+func observe(req *Request) observedChildren {
+	var o observedChildren
+	for i := range req.Children {
+		c := &req.Children[i]
+		if !owned(c, &req.Parent) {
+			o.others = append(o.others, c)
+			continue
+		}
+		var slot **Child
+		switch {
+		case c.is(DeploymentKind):
+			slot = &o.deployment
+		case c.is(ServiceKind):
+			slot = &o.service
+		case c.is(IngressKind):
+			slot = &o.ingress
+		case c.is(AutoscalerKind):
+			slot = &o.autoscaler
+		case c.is(RouteKind):
+			slot = &o.route
+		}
+		if slot != nil && *slot == nil { // the first one, as children are sorted
+			*slot = c
 		}
 	}
-	return nil
+	return o
+}
+
+// deploymentView is the observed Deployment's view, nil until it exists.
+func (o *observedChildren) deploymentView() *ObservedDeployment {
+	if o.deployment == nil {
+		return nil
+	}
+	return o.deployment.Deployment
 }
 
 // owned reports whether a child is one the hook builds for p: of a kind the hook builds, named
@@ -107,7 +143,7 @@ func owned(c *Child, p *Parent) bool {
 
 // The decision reads a handful of fields of the children it builds. Observed children of those
 // kinds are decoded into the views below, which hold exactly those fields, in the one pass that
-// reads the request (decode_children.go); every other member is passed over without being
+// reads the request (sync/wire); every other member is passed over without being
 // stored, and the child's full form stays in Child.Raw, the source of its kept form.
 //
 // A view holds only what some decision reads. To read another field, add it here; a field that
@@ -123,7 +159,7 @@ type ObservedDeployment struct {
 	Replicas *int32
 	// Selector is spec.selector, nil when absent.
 	Selector *metav1.LabelSelector
-	// ConfigHash is the pod template's AnnotationConfigHash annotation, "" when it has none.
+	// ConfigHash is the pod template's webappv1.AnnotationConfigHash annotation, "" when it has none.
 	ConfigHash string
 	// PartialConfigHash is its own AnnotationPartialConfigHash annotation, "" when it has none.
 	PartialConfigHash string

@@ -1,7 +1,6 @@
 package sync
 
 import (
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -25,7 +24,7 @@ func desiredRoute(p *Parent, labels map[string]string) *gatewayv1.HTTPRoute {
 	group, kind, port, weight := gatewayv1.Group(""), gatewayv1.Kind("Service"), gatewayv1.PortNumber(ServicePort), int32(1)
 	return &gatewayv1.HTTPRoute{
 		TypeMeta:   RouteKind.TypeMeta(),
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
+		ObjectMeta: childMeta(p, labels),
 		Spec: gatewayv1.HTTPRouteSpec{
 			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: refs},
 			Hostnames:       r.Hostnames,

@@ -10,18 +10,18 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/api/v1/validation"
 )
 
 // routeCondition reports, while spec.route is set, whether the Gateways the observed HTTPRoute
-// attaches to have accepted it (routeState), or why there is no HTTPRoute to report on: the
+// attaches to, c (nil when none is observed), have accepted it (routeState), or why there is no HTTPRoute to report on: the
 // CompositeController does not manage HTTPRoutes, or the route is not observed yet.
-func routeCondition(req *Request) statedCondition {
+func routeCondition(req *Request, c *Child) statedCondition {
 	p := &req.Parent
 	if !req.Declares(RouteKind) {
 		return statedCondition{webappv1.ConditionRouted, false, webappv1.ReasonGatewayAPINotEnabled,
 			"spec.route asks for an HTTPRoute, but the CompositeController does not manage HTTPRoutes, so there is none: install the Gateway API CRDs (standard channel), then the metacontroller/" + GatewayAPIComponent + " component."}
 	}
-	c := req.observed(RouteKind)
 	if c == nil {
 		return statedCondition{webappv1.ConditionRouted, false, webappv1.ReasonRouteMissing, fmt.Sprintf("Waiting for HTTPRoute %s to be created.", p.Name)}
 	}
@@ -80,7 +80,7 @@ func routeState(p *Parent, r *ObservedRoute) routeReport {
 				}
 				msg := fmt.Sprintf("Gateway %s %s HTTPRoute %s", gw, what, p.Name)
 				if c.Message != "" {
-					msg += ": " + sentence(short(c.Message))
+					msg += ": " + sentence(validation.Short(c.Message))
 				} else {
 					msg += "."
 				}
@@ -149,9 +149,9 @@ func parentName(ref gatewayv1.ParentReference, namespace string) string {
 	if ref.Namespace != nil && *ref.Namespace != "" {
 		ns = string(*ref.Namespace)
 	}
-	s := short(ns + "/" + string(ref.Name))
+	s := validation.Short(ns + "/" + string(ref.Name))
 	if ref.SectionName != nil && *ref.SectionName != "" {
-		s += "/" + short(string(*ref.SectionName))
+		s += "/" + validation.Short(string(*ref.SectionName))
 	}
 	return s
 }

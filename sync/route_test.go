@@ -13,6 +13,7 @@ import (
 	webappv1 "github.com/example/webapp-operator/api/v1"
 	"github.com/example/webapp-operator/hooktest"
 	"github.com/example/webapp-operator/sync"
+	"github.com/example/webapp-operator/sync/wire"
 )
 
 // withGatewayAPI are the child kinds a CompositeController with the metacontroller/gateway-api
@@ -48,7 +49,7 @@ func withRoute(r webappv1.Route) func(*sync.Parent) {
 var publicGateway = []webappv1.RouteParentRef{{Name: "public"}}
 
 // routeLabels are the labels of every child of the WebApp hello.
-var routeLabels = map[string]string{sync.LabelName: sync.AppName, sync.LabelInstance: "hello", sync.LabelManagedBy: sync.ManagedBy}
+var routeLabels = map[string]string{webappv1.LabelName: webappv1.AppName, webappv1.LabelInstance: "hello", webappv1.LabelManagedBy: webappv1.ManagedBy}
 
 // parentStatus is a Gateway controller's report on a route for the parentRef ref: its
 // conditions of generation gen, each "Type=Status/Reason: message".
@@ -165,7 +166,7 @@ func TestSyncRoute(t *testing.T) {
 		for _, kinds := range []map[string]bool{withoutGatewayAPI, withGatewayAPI} {
 			without := sync.Sync(&sync.Request{Parent: webapp(), Children: running, ChildKinds: kinds}, now)
 			with := sync.Sync(&sync.Request{Parent: basic, Children: running, ChildKinds: withoutGatewayAPI}, now)
-			if got, want := asJSON(t, wire(t, with)), asJSON(t, wire(t, without)); got != want {
+			if got, want := asJSON(t, sentChildren(t, with)), asJSON(t, sentChildren(t, without)); got != want {
 				t.Errorf("children with a route the CompositeController cannot make =\n%s\nwant those without a route\n%s", got, want)
 			}
 		}
@@ -215,7 +216,7 @@ func TestRouteStatus(t *testing.T) {
 		generation  int64 // of the observed route
 		parents     []gatewayv1.RouteParentStatus
 		gateways    []sync.RelatedGateway // nil for plain: Gateways public and internal, each with one HTTP listener
-		want        string // Routed as "status/reason"
+		want        string                // Routed as "status/reason"
 		wantMessage string
 		wantURL     string
 	}{
@@ -549,7 +550,7 @@ func TestDecodeChildKinds(t *testing.T) {
 		{"no children, no controller", `{` + parent + `}`, nil, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			req, err := sync.DecodeRequest([]byte(tt.body))
+			req, err := wire.DecodeRequest([]byte(tt.body))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -583,7 +584,7 @@ func TestDecodeRouteViews(t *testing.T) {
 	    "default/public": {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": {"name": "public", "namespace": "default"},
 	      "spec": {"gatewayClassName": "x", "listeners": [{"name": "web", "port": 443, "protocol": "HTTPS", "hostname": "*.example.com", "tls": {"mode": "Terminate"}}]}},
 	    "other/public": {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": {"name": "public", "namespace": "other"}, "spec": {"listeners": []}}}}}`
-	req, err := sync.DecodeRequest([]byte(body))
+	req, err := wire.DecodeRequest([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -631,11 +632,7 @@ func TestFinalizeWithRoute(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			req := &sync.Request{Parent: p, Children: tt.children, Finalizing: true, ChildKinds: withGatewayAPI}
-			resp := sync.Finalize(req, now)
-			golden(t, resp)
-			if err := hooktest.CheckResponse(req, resp); err != nil {
-				t.Fatal(err)
-			}
+			resp := checkedFinalize(t, req)
 			if got := names(t, resp.Children); !slices.Equal(got, tt.want) || resp.Status.Message != tt.message {
 				t.Errorf("children %v, message %q; want %v, %q", got, resp.Status.Message, tt.want, tt.message)
 			}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/api/v1/validation"
 )
 
 // report is what a decision says of a WebApp, beyond what its observed children show: its phase
@@ -46,7 +47,7 @@ type statedCondition struct {
 // Ingress's url, the HTTPRoute's once it is routed), then what the report says. now stamps a
 // condition whose status changes; one that keeps its status keeps its previous
 // lastTransitionTime.
-func newStatus(req *Request, now time.Time, r report) webappv1.WebAppStatus {
+func newStatus(req *Request, obs observedChildren, now time.Time, r report) webappv1.WebAppStatus {
 	p := &req.Parent
 	s := webappv1.WebAppStatus{
 		ObservedGeneration: p.Generation,
@@ -56,7 +57,7 @@ func newStatus(req *Request, now time.Time, r report) webappv1.WebAppStatus {
 		Restarts:           r.restarts,
 		DesiredReplicas:    r.desiredReplicas,
 	}
-	if dep := req.observed(DeploymentKind); dep != nil {
+	if dep := obs.deployment; dep != nil {
 		st := dep.Deployment.Status
 		s.Replicas = st.Replicas
 		s.UpdatedReplicas = st.UpdatedReplicas
@@ -74,16 +75,16 @@ func newStatus(req *Request, now time.Time, r report) webappv1.WebAppStatus {
 	if s.DesiredReplicas != nil {
 		s.ReadyOfDesired = fmt.Sprintf("%d/%d", s.ReadyReplicas, *s.DesiredReplicas)
 	}
-	if req.observed(ServiceKind) != nil {
+	if obs.service != nil {
 		s.Address = fmt.Sprintf("http://%s.%s.svc", p.Name, p.Namespace)
 		s.URL = s.Address
 	}
-	if c := req.observed(IngressKind); c != nil {
+	if c := obs.ingress; c != nil {
 		if url := ingressURL(c.Ingress); url != "" {
 			s.URL = url
 		}
 	}
-	if c := req.observed(RouteKind); c != nil { // once routed, it wins over the Ingress
+	if c := obs.route; c != nil { // once routed, it wins over the Ingress
 		if url := routeURL(p, c.Route, req.Related.Gateways); url != "" {
 			s.URL = url
 		}
@@ -122,12 +123,12 @@ func condition(p *Parent, now time.Time, c statedCondition) metav1.Condition {
 // desired replicas: where the rollout stands (rollout), or the ConfigMap or Secret it waits for;
 // why pods of the current spec cannot start; and the IngressReady, Routed, Autoscaling and
 // SecretsTracked conditions when the spec has them.
-func syncReport(req *Request, hash string, desired int32, cfg configState) report {
+func syncReport(req *Request, obs *observedChildren, hash string, desired int32, cfg configState) report {
 	p := &req.Parent
 	r := report{desiredReplicas: &desired}
 	var observed *ObservedDeployment
 	var current []RelatedPod
-	if dep := req.observed(DeploymentKind); dep != nil {
+	if dep := obs.deployment; dep != nil {
 		observed = dep.Deployment
 		current = currentPods(&req.Related, observed, dep.Name, observed.SpecHash == hash, p.Spec.Image)
 		r.restarts = restarts(current)
@@ -138,17 +139,17 @@ func syncReport(req *Request, hash string, desired int32, cfg configState) repor
 		r.phase, r.reason, r.message = rollout(p, observed, hash, desired, diagnose(current))
 	}
 	if p.Spec.Ingress != nil {
-		r.conditions = append(r.conditions, ingressCondition(req))
+		r.conditions = append(r.conditions, ingressCondition(p, obs.ingress))
 	}
 	if p.Spec.Route != nil {
-		c := routeCondition(req)
+		c := routeCondition(req, obs.route)
 		r.conditions = append(r.conditions, c)
 		if c.reason == webappv1.ReasonGatewayAPINotEnabled { // the install's to fix: say it up front
 			r.notes = append(r.notes, c.message)
 		}
 	}
 	if a := p.Spec.Autoscaling; a != nil {
-		c, hpa := autoscalingCondition(req)
+		c, hpa := autoscalingCondition(p, obs.autoscaler)
 		r.conditions = append(r.conditions, c)
 		if hpa != nil && hpa.DesiredReplicas > 0 {
 			n := hpa.DesiredReplicas
@@ -229,7 +230,7 @@ func rollout(p *Parent, d *ObservedDeployment, hash string, desired int32, troub
 	}
 	if c := deploymentCondition(st, appsv1.DeploymentReplicaFailure); c != nil && c.Status == string(corev1.ConditionTrue) {
 		return webappv1.PhaseDegraded, createFailureReason(c),
-			fmt.Sprintf("Deployment %s cannot create pods: %s", p.Name, sentence(cut(refusal(c.Message), maxQuotedMessage)))
+			fmt.Sprintf("Deployment %s cannot create pods: %s", p.Name, sentence(validation.Cut(refusal(c.Message), maxQuotedMessage)))
 	}
 	if c := deploymentCondition(st, appsv1.DeploymentProgressing); c != nil && c.Reason == "ProgressDeadlineExceeded" {
 		return webappv1.PhaseDegraded, webappv1.ReasonProgressDeadlineExceeded,
@@ -285,10 +286,9 @@ func deploymentCondition(st ObservedDeploymentStatus, t appsv1.DeploymentConditi
 	return nil
 }
 
-// ingressCondition reports whether the WebApp's observed Ingress has a load-balancer address.
-func ingressCondition(req *Request) statedCondition {
-	p := &req.Parent
-	c := req.observed(IngressKind)
+// ingressCondition reports whether the WebApp's observed Ingress, c (nil when none), has a
+// load-balancer address.
+func ingressCondition(p *Parent, c *Child) statedCondition {
 	if c == nil {
 		return statedCondition{webappv1.ConditionIngressReady, false, webappv1.ReasonIngressMissing, fmt.Sprintf("Waiting for Ingress %s to be created.", p.Name)}
 	}
@@ -304,12 +304,12 @@ func ingressCondition(req *Request) statedCondition {
 	return statedCondition{webappv1.ConditionIngressReady, true, webappv1.ReasonLoadBalancerReady, fmt.Sprintf("Ingress %s is served at %s.", p.Name, strings.Join(addresses, ", "))}
 }
 
-// autoscalingCondition reports whether the WebApp's observed HorizontalPodAutoscaler can scale,
+// autoscalingCondition reports whether the WebApp's observed HorizontalPodAutoscaler, c (nil when
+// none), can scale,
 // with the autoscaler's own reason when it cannot, and returns that autoscaler (nil when none is
 // observed). It also says when a utilization target has no resource request to be a percentage
 // of: a LimitRange may still supply one, so that is not an invalid spec.
-func autoscalingCondition(req *Request) (statedCondition, *ObservedAutoscaler) {
-	p := &req.Parent
+func autoscalingCondition(p *Parent, c *Child) (statedCondition, *ObservedAutoscaler) {
 	var missing []string
 	cpu, memory := p.Spec.Autoscaling.TargetCPUUtilizationPercentage, p.Spec.Autoscaling.TargetMemoryUtilizationPercentage
 	for _, t := range []struct {
@@ -322,7 +322,6 @@ func autoscalingCondition(req *Request) (statedCondition, *ObservedAutoscaler) {
 		}
 	}
 	note := strings.Join(append([]string{""}, missing...), " ")
-	c := req.observed(AutoscalerKind)
 	if c == nil {
 		return statedCondition{webappv1.ConditionAutoscaling, false, webappv1.ReasonAutoscalerMissing, fmt.Sprintf("Waiting for HorizontalPodAutoscaler %s to be created.", p.Name) + note}, nil
 	}

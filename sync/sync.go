@@ -49,28 +49,25 @@ func Sync(req *Request, now time.Time) Response {
 	// 1. Validate: an invalid spec changes nothing.
 	if errs := Validate(p); len(errs) > 0 {
 		invalid := report{phase: webappv1.PhaseInvalid, reason: webappv1.ReasonInvalidSpec, message: "Invalid spec, children left unchanged: " + errorsMessage(errs) + "."}
-		return Response{Status: newStatus(req, now, invalid), Children: keptAll(req.Children)}
+		return Response{Status: newStatus(req, observe(req), now, invalid), Children: keptAll(req.Children)}
 	}
 
 	// 2. Build the children: those the spec asks for, then every child the hook does not build.
-	dep := req.observed(DeploymentKind) // nil until the Deployment exists
-	var observed *ObservedDeployment
-	if dep != nil {
-		observed = dep.Deployment
-	}
+	obs := observe(req) // each observed child looked up once, here
+	observed := obs.deploymentView()
 	cfg := checkConfig(p, &req.Related, observed)
-	labels, selector, pods := podLabels(p, observed)
+	labels, selector, podLabels := childLabels(p, observed)
 	replicas := replicasFor(&p.Spec, observed)
-	deployment := desiredDeployment(p, replicas, labels, selector, pods, cfg)
+	deployment := desiredDeployment(p, replicas, labels, selector, podLabels, cfg)
 	var children []runtime.Object
 	switch {
 	case cfg.missing == nil:
 		children = append(children, deployment)
-	case dep != nil: // not rolled into pods that could not start
-		children = append(children, keptForm(dep))
+	case obs.deployment != nil: // not rolled into pods that could not start
+		children = append(children, keptForm(obs.deployment))
 	}
 	if p.Spec.Port != nil {
-		children = append(children, desiredService(p, labels, pods))
+		children = append(children, desiredService(p, labels, podLabels))
 	}
 	if p.Spec.Ingress != nil {
 		children = append(children, desiredIngress(p, labels))
@@ -84,15 +81,13 @@ func Sync(req *Request, now time.Time) Response {
 	if p.Spec.Route != nil && req.Declares(RouteKind) { // else Routed says why there is none
 		children = append(children, desiredRoute(p, labels))
 	}
-	for i := range req.Children {
-		if c := &req.Children[i]; !owned(c, p) {
-			children = append(children, keptForm(c))
-		}
+	for _, c := range obs.others {
+		children = append(children, keptForm(c))
 	}
 
-	// 3. Compute the status, once.
-	r := syncReport(req, deployment.Annotations[AnnotationSpecHash], *replicas, cfg)
-	return Response{Status: newStatus(req, now, r), Children: children}
+	// 3. Compute the status, in one pass over what was observed.
+	r := syncReport(req, &obs, deployment.Annotations[AnnotationSpecHash], *replicas, cfg)
+	return Response{Status: newStatus(req, obs, now, r), Children: children}
 }
 
 // errorsMessage joins the problems of a list, each in apimachinery's form
@@ -163,7 +158,7 @@ func Finalize(req *Request, now time.Time) Response {
 		msg = fmt.Sprintf("Deleting %s now that it has no pods.", count(deployments, "Deployment"))
 	}
 	resp := Response{
-		Status:    newStatus(req, now, report{phase: webappv1.PhaseTerminating, reason: webappv1.ReasonTerminating, message: msg}),
+		Status:    newStatus(req, observe(req), now, report{phase: webappv1.PhaseTerminating, reason: webappv1.ReasonTerminating, message: msg}),
 		Children:  children,
 		Finalized: &done,
 	}

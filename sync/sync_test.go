@@ -18,6 +18,7 @@ import (
 	webappv1 "github.com/example/webapp-operator/api/v1"
 	"github.com/example/webapp-operator/hooktest"
 	"github.com/example/webapp-operator/sync"
+	"github.com/example/webapp-operator/sync/wire"
 )
 
 // TestSyncStatus covers every phase rule: what the observed children say, never what is desired.
@@ -266,13 +267,13 @@ func TestSyncChildren(t *testing.T) {
 			if resp.Finalized != nil {
 				t.Errorf("finalized = %v; want it absent from a sync answer", *resp.Finalized)
 			}
-			for _, c := range wire(t, resp) {
+			for _, c := range sentChildren(t, resp) {
 				assertApplyForm(t, c)
 			}
 		})
 	}
 
-	labels := map[string]string{sync.LabelName: sync.AppName, sync.LabelInstance: "hello", sync.LabelManagedBy: sync.ManagedBy}
+	labels := map[string]string{webappv1.LabelName: webappv1.AppName, webappv1.LabelInstance: "hello", webappv1.LabelManagedBy: webappv1.ManagedBy}
 	t.Run("deployment contents", func(t *testing.T) {
 		got, _ := desired(t, full)
 		want := &appsv1.Deployment{
@@ -326,7 +327,7 @@ func TestSyncChildren(t *testing.T) {
 
 	t.Run("adopted Deployment keeps its immutable selector", func(t *testing.T) {
 		old, _ := desired(t, webapp())
-		oldSelector := &metav1.LabelSelector{MatchLabels: map[string]string{sync.LabelName: sync.AppName, sync.LabelInstance: "hello"}}
+		oldSelector := &metav1.LabelSelector{MatchLabels: map[string]string{webappv1.LabelName: webappv1.AppName, webappv1.LabelInstance: "hello"}}
 		old.Spec.Selector = oldSelector
 		resp := sync.Sync(&sync.Request{Parent: webapp(), Children: []sync.Child{observe(t, old, 1, nil)}}, now)
 		dep, svc := resp.Children[0].(*appsv1.Deployment), resp.Children[1].(*corev1.Service)
@@ -544,16 +545,12 @@ func TestFinalize(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := &sync.Request{Parent: tt.parent, Children: tt.children, Finalizing: true}
-			resp := sync.Finalize(req, now)
-			golden(t, resp)
-			if err := hooktest.CheckResponse(req, resp); err != nil {
-				t.Error(err)
-			}
+			resp := checkedFinalize(t, req)
 			if got := names(t, resp.Children); !slices.Equal(got, tt.wantNames) {
 				t.Errorf("children = %v; want %v", got, tt.wantNames)
 			}
 			if len(resp.Children) > 0 {
-				if got := hooktest.Field(wire(t, resp)[0], "spec", "replicas"); fmt.Sprint(got) != fmt.Sprint(tt.wantReplicas) {
+				if got := hooktest.Field(sentChildren(t, resp)[0], "spec", "replicas"); fmt.Sprint(got) != fmt.Sprint(tt.wantReplicas) {
 					t.Errorf("spec.replicas = %#v; want %#v", got, tt.wantReplicas)
 				}
 			}
@@ -642,28 +639,12 @@ func BenchmarkSync(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req, err := sync.DecodeRequest(body)
+	req, err := wire.DecodeRequest(body)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
 		sync.Sync(req, now)
-	}
-}
-
-// BenchmarkDecodeRequest measures decoding a realistic request: a Ready WebApp with its Deployment
-// and Service as a real apiserver returned them, managedFields included.
-func BenchmarkDecodeRequest(b *testing.B) {
-	body, err := os.ReadFile("../webhook/testdata/large.request.json")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.SetBytes(int64(len(body)))
-	for b.Loop() {
-		if _, err := sync.DecodeRequest(body); err != nil {
-			b.Fatal(err)
-		}
 	}
 }

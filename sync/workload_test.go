@@ -141,7 +141,7 @@ func TestSyncWorkload(t *testing.T) {
 			if d.Annotations[sync.AnnotationSpecHash] == plain.Annotations[sync.AnnotationSpecHash] {
 				t.Error("the spec hash did not change, so the change would not roll out")
 			}
-			for _, c := range wire(t, resp) {
+			for _, c := range sentChildren(t, resp) {
 				assertApplyForm(t, c)
 			}
 		})
@@ -169,7 +169,7 @@ func TestSyncIngress(t *testing.T) {
 	running := []sync.Child{observe(t, dep, 1, depStatus(1, 3, 3, 3, 3)), observe(t, svc, 1, nil)}
 
 	t.Run("contents", func(t *testing.T) {
-		labels := map[string]string{sync.LabelName: sync.AppName, sync.LabelInstance: "hello", sync.LabelManagedBy: sync.ManagedBy}
+		labels := map[string]string{webappv1.LabelName: webappv1.AppName, webappv1.LabelInstance: "hello", webappv1.LabelManagedBy: webappv1.ManagedBy}
 		rule := func(path string, pathType networkingv1.PathType) []networkingv1.IngressRule {
 			return []networkingv1.IngressRule{{Host: "hello.example.com", IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
 				Paths: []networkingv1.HTTPIngressPath{{Path: path, PathType: &pathType, Backend: networkingv1.IngressBackend{
@@ -246,7 +246,7 @@ func TestSyncDisruptionBudget(t *testing.T) {
 	}
 	two := budget(2, nil)
 	pdb := childOf[*policyv1.PodDisruptionBudget](sync.Sync(&sync.Request{Parent: two}, now).Children)
-	labels := map[string]string{sync.LabelName: sync.AppName, sync.LabelInstance: "hello", sync.LabelManagedBy: sync.ManagedBy}
+	labels := map[string]string{webappv1.LabelName: webappv1.AppName, webappv1.LabelInstance: "hello", webappv1.LabelManagedBy: webappv1.ManagedBy}
 	equal(t, "PodDisruptionBudget", pdb, &policyv1.PodDisruptionBudget{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
 		ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: "default", Labels: labels},
@@ -396,9 +396,9 @@ func TestSyncInvalidWorkload(t *testing.T) {
 			s.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "zone", WhenUnsatisfiable: "Sometimes"}}
 		}, `spec.topologySpreadConstraints[0].whenUnsatisfiable: Unsupported value: "Sometimes"`},
 		{"a bad priorityClassName", func(s *webappv1.WebAppSpec) { s.PriorityClassName = "High_Priority" }, `spec.priorityClassName: Invalid value: "High_Priority": a lowercase RFC 1123 subdomain`},
-		{"a podLabel the hook owns", func(s *webappv1.WebAppSpec) { s.PodLabels = map[string]string{sync.LabelInstance: "other"} }, "spec.podLabels[app.kubernetes.io/instance]: Forbidden: the hook sets this label itself"},
+		{"a podLabel the hook owns", func(s *webappv1.WebAppSpec) { s.PodLabels = map[string]string{webappv1.LabelInstance: "other"} }, "spec.podLabels[app.kubernetes.io/instance]: Forbidden: the hook sets this label itself"},
 		{"pod-template-hash in podLabels", func(s *webappv1.WebAppSpec) { s.PodLabels = map[string]string{"pod-template-hash": "x"} }, "spec.podLabels[pod-template-hash]: Forbidden: the hook sets this label itself"},
-		{"a podAnnotation the hook owns", func(s *webappv1.WebAppSpec) { s.PodAnnotations = map[string]string{sync.AnnotationConfigHash: "x"} }, "spec.podAnnotations[webapp.example.com/config-hash]: Forbidden: the hook sets this annotation itself"},
+		{"a podAnnotation the hook owns", func(s *webappv1.WebAppSpec) { s.PodAnnotations = map[string]string{webappv1.AnnotationConfigHash: "x"} }, "spec.podAnnotations[webapp.example.com/config-hash]: Forbidden: the hook sets this annotation itself"},
 		{"a podAnnotation with a bad name", func(s *webappv1.WebAppSpec) { s.PodAnnotations = map[string]string{"not a key": "x"} }, `spec.podAnnotations: Invalid value: "not a key": name part must consist of`},
 		{"a shutdown delay as long as the default grace period", func(s *webappv1.WebAppSpec) { s.ShutdownDelaySeconds = ptr(int32(30)) },
 			"spec.shutdownDelaySeconds: Invalid value: 30: must be less than terminationGracePeriodSeconds (30), or the pod is killed before it stops"},
@@ -455,15 +455,11 @@ func TestFinalizeWithEveryChild(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := &sync.Request{Parent: p, Children: tt.children, Finalizing: true}
-			resp := sync.Finalize(req, now)
-			golden(t, resp)
-			if err := hooktest.CheckResponse(req, resp); err != nil {
-				t.Fatal(err)
-			}
+			resp := checkedFinalize(t, req)
 			if got := names(t, resp.Children); !slices.Equal(got, tt.want) || resp.Status.Message != tt.message {
 				t.Errorf("children %v, message %q; want %v, %q", got, resp.Status.Message, tt.want, tt.message)
 			}
-			if d := hooktest.Field(wire(t, resp)[0], "spec", "replicas"); fmt.Sprint(d) != map[bool]string{true: "3", false: "0"}[len(tt.children) > 1] {
+			if d := hooktest.Field(sentChildren(t, resp)[0], "spec", "replicas"); fmt.Sprint(d) != map[bool]string{true: "3", false: "0"}[len(tt.children) > 1] {
 				t.Errorf("spec.replicas = %v; want 3 while other children remain, then 0", d)
 			}
 		})

@@ -45,7 +45,7 @@ type cacheEntry struct {
 	key      cacheKey
 	answer   []byte
 	etag     string
-	hook     string
+	hook     hook
 	parent   string
 	phase    string
 	children int
@@ -107,7 +107,7 @@ func (c *answerCache) put(e *cacheEntry) {
 	if c == nil {
 		return
 	}
-	e.size = len(e.answer) + len(e.etag) + len(e.hook) + len(e.parent) + len(e.phase) + entryOverhead
+	e.size = len(e.answer) + len(e.etag) + len(e.parent) + len(e.phase) + entryOverhead
 	if e.size > c.maxBytes/4 {
 		return
 	}

@@ -61,7 +61,7 @@ func TestCacheEntrySize(t *testing.T) {
 	for i := range n {
 		e := &cacheEntry{
 			key: c.key("/sync", []byte(strconv.Itoa(i))), answer: answers[i],
-			etag: `"` + strings.Repeat("0", 32) + `"`, hook: "sync", parent: "default/" + strconv.Itoa(i), phase: "Ready",
+			etag: `"` + strings.Repeat("0", 32) + `"`, hook: hookSync, parent: "default/" + strconv.Itoa(i), phase: "Ready",
 		}
 		c.put(e)
 	}

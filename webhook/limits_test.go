@@ -129,8 +129,8 @@ func TestHookLimits(t *testing.T) {
 	}
 }
 
-// TestLoggedPath checks that a request's path is logged once, cut to 256 bytes and never inside a
-// character, and that the error a client sees repeats no more of it.
+// TestLoggedPath checks that a request's path is logged once, cut to 256 characters (validation.Cut), and
+// that the error a client sees repeats no more of it.
 func TestLoggedPath(t *testing.T) {
 	tests := []struct {
 		name, path string
@@ -138,7 +138,7 @@ func TestLoggedPath(t *testing.T) {
 	}{
 		{"short", "/reconcile", "/reconcile"},
 		{"long", "/" + strings.Repeat("a", 5000), "/" + strings.Repeat("a", 255) + "…"},
-		{"long, two-byte characters", "/" + strings.Repeat("é", 3000), "/" + strings.Repeat("é", 127) + "…"},
+		{"long, two-byte characters", "/" + strings.Repeat("é", 3000), "/" + strings.Repeat("é", 255) + "…"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

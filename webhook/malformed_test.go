@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/example/webapp-operator/hooktest"
-	"github.com/example/webapp-operator/sync"
+	"github.com/example/webapp-operator/sync/wire"
 	"github.com/example/webapp-operator/webhook"
 )
 
@@ -114,7 +114,7 @@ func TestMalformedRequests(t *testing.T) {
 			if string(resp.Status.Phase) != tt.wantBody {
 				t.Errorf("phase = %q; want %q (%s)", resp.Status.Phase, tt.wantBody, resp.Status.Message)
 			}
-			decoded, err := sync.DecodeRequest([]byte(tt.body))
+			decoded, err := wire.DecodeRequest([]byte(tt.body))
 			if err != nil {
 				t.Fatal(err)
 			}

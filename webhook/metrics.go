@@ -1,13 +1,9 @@
 package webhook
 
 import (
-	"context"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
-
-	"github.com/go-chi/chi/v5"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -122,19 +118,11 @@ func (c credentials) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// instrument returns the outermost middleware of the hook routes, named hooks: it counts, times
-// and tracks their calls, by the hook their route names (hookOf). It is written out rather than
-// made of promhttp's instrumentation, whose delegating writer and label lookups cost 8 % of an
-// answer from the answer cache (docs/performance.md).
-func (m *metrics) instrument(hooks []string) func(http.Handler) http.Handler {
-	type series struct {
-		duration prometheus.Observer
-		ok       prometheus.Counter
-	}
-	byHook := make(map[string]series, len(hooks))
-	for _, hook := range hooks {
-		byHook[hook] = series{m.duration.WithLabelValues(hook), m.requests.WithLabelValues(hook, "200")}
-	}
+// instrument returns the outermost middleware of hook hk's route: it counts, times and tracks
+// its calls. It is written out rather than made of promhttp's instrumentation, whose delegating
+// writer and label lookups cost 8 % of an answer from the answer cache (docs/performance.md).
+func (m *metrics) instrument(hk hook) func(http.Handler) http.Handler {
+	duration, ok := m.duration.WithLabelValues(hk.String()), m.requests.WithLabelValues(hk.String(), "200")
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			m.inFlight.Inc()
@@ -142,13 +130,11 @@ func (m *metrics) instrument(hooks []string) func(http.Handler) http.Handler {
 			start := time.Now()
 			sw := &statusWriter{ResponseWriter: w}
 			next.ServeHTTP(sw, r)
-			hook := hookOf(r.Context())
-			s := byHook[hook]
-			s.duration.Observe(time.Since(start).Seconds())
+			duration.Observe(time.Since(start).Seconds())
 			if sw.code == http.StatusOK {
-				s.ok.Inc()
+				ok.Inc()
 			} else {
-				m.requests.WithLabelValues(hook, strconv.Itoa(sw.code)).Inc()
+				m.requests.WithLabelValues(hk.String(), strconv.Itoa(sw.code)).Inc()
 			}
 		})
 	}
@@ -177,14 +163,8 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 }
 
 // Unwrap returns the ResponseWriter written through, so that an http.ResponseController can
-// reach the connection's deadlines (serveHook sets the body's).
+// reach the connection's deadlines (admit sets the body's).
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// hookOf names the hook of a call routed to /sync, /finalize or /customize: its route without
-// the slash.
-func hookOf(ctx context.Context) string {
-	return strings.TrimPrefix(chi.RouteContext(ctx).RoutePattern(), "/")
-}
 
 // serveMetrics handles GET /metrics in the Prometheus text format.
 func (m *metrics) serveMetrics() http.Handler {

@@ -12,6 +12,8 @@ import (
 	stdsync "sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/example/webapp-operator/api/v1/validation"
 )
 
 // TLSFiles serves TLS from a certificate and key file and, optionally, verifies client
@@ -196,7 +198,7 @@ func clipNames(names []string) []string {
 			out = append(out, fmt.Sprintf("… %d more", len(names)-i))
 			break
 		}
-		out = append(out, clip(n, maxLoggedPath))
+		out = append(out, validation.Cut(n, maxLoggedPath))
 	}
 	return out
 }

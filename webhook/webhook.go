@@ -19,11 +19,12 @@ import (
 	stdsync "sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/example/webapp-operator/api/v1/validation"
 	"github.com/example/webapp-operator/sync"
+	"github.com/example/webapp-operator/sync/wire"
 )
 
 // DefaultMaxBodyBytes is the largest request body accepted when Options.MaxBodyBytes is 0. With pod
@@ -50,8 +51,9 @@ const DefaultInflightWait = 2 * time.Second
 // Metacontroller's 10 s hook timeout: in the cluster a 16 MiB body arrives in well under a second.
 const DefaultBodyTimeout = 5 * time.Second
 
-// maxLoggedPath bounds the bytes of a request path that a log line or an error repeats: a path
-// may be as long as the 64 KiB of headers the server accepts.
+// maxLoggedPath bounds the characters of a request path (or a parent's name) that a log line or
+// an error repeats (validation.Cut): a path may be as long as the 64 KiB of headers the server
+// accepts.
 const maxLoggedPath = 256
 
 // DefaultCacheBytes is the size of the answer cache that the webapp-hook command uses by default.
@@ -146,22 +148,14 @@ func New(opts Options) *Handler {
 	h.metrics = newMetrics(h.cache, opts.Tokens, opts.TLS)
 	h.ready.Store(true)
 
-	hooks := []struct {
-		name  string
-		serve func(http.ResponseWriter, *http.Request) error
-	}{{"sync", h.serveSync}, {"finalize", h.serveFinalize}, {"customize", h.serveCustomize}}
-	names := make([]string, len(hooks))
-	for i, hook := range hooks {
-		names[i] = hook.name
-	}
 	r := chi.NewRouter()
 	r.Group(func(r chi.Router) {
-		// Every hook call goes through one stack, outermost first: counted and timed, a panic
-		// recovered into a 500 (which is counted too), then the client certificate and the
-		// bearer token checked, when they are asked for.
-		r.Use(h.metrics.instrument(names), h.recoverPanics, h.requireClientCert, h.requireToken)
-		for _, hook := range hooks {
-			r.Post("/"+hook.name, h.handle(hook.serve))
+		// Every hook call goes through one stack, outermost first: counted and timed by its hook,
+		// a panic recovered into a 500 (which is counted too), then the client certificate and
+		// the bearer token checked, when they are asked for.
+		for _, hk := range hooks {
+			r.With(h.metrics.instrument(hk), h.recoverPanics, h.requireClientCert, h.requireToken).
+				Post(hk.path(), h.handle(func(w http.ResponseWriter, r *http.Request) error { return h.serveHook(w, r, hk) }))
 		}
 	})
 	r.Get("/healthz", h.serveHealthz)
@@ -208,13 +202,13 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // routeError answers a request for no route (404) or with a method its route does not take
-// (405), as code says. The client is told the method and the path, cut to maxLoggedPath; the log
+// (405), as code says. The client is told the method and the path, cut to maxLoggedPath characters; the log
 // line names them already, so the cause logged is the status text alone.
 func routeError(code int) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		msg := fmt.Sprintf("no route %s %s", r.Method, clip(r.URL.Path, maxLoggedPath))
+		msg := fmt.Sprintf("no route %s %s", r.Method, validation.Cut(r.URL.Path, maxLoggedPath))
 		if code == http.StatusMethodNotAllowed {
-			msg = fmt.Sprintf("method %s not allowed on %s", r.Method, clip(r.URL.Path, maxLoggedPath))
+			msg = fmt.Sprintf("method %s not allowed on %s", r.Method, validation.Cut(r.URL.Path, maxLoggedPath))
 		}
 		return &Error{Code: code, Message: msg, Err: errors.New(http.StatusText(code))}
 	}
@@ -230,73 +224,50 @@ func tooLarge(limit int64, err error) *Error {
 	return &Error{Code: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("request body is larger than %d bytes", limit), Err: err}
 }
 
-// clip returns s cut to at most n bytes, never inside a character, marked "…" when cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[:n]
-	for range utf8.UTFMax - 1 {
-		if r, size := utf8.DecodeLastRuneInString(s); r != utf8.RuneError || size > 1 || s == "" {
-			break
-		}
-		s = s[:len(s)-1]
-	}
-	return s + "…"
-}
-
 // errorBody is the JSON body of every non-200 answer.
 type errorBody struct {
 	Error string `json:"error"`
 }
 
-// serveSync handles POST /sync. A request with "finalizing": true is answered as finalize, so that
-// one URL may serve both hooks as Metacontroller allows.
-func (h *Handler) serveSync(w http.ResponseWriter, r *http.Request) error {
-	return h.serveHook(w, r, "sync")
+// hook is the hook a route serves; each route says which (hooks), so that nothing downstream
+// compares names.
+type hook int
+
+const (
+	// hookSync is POST /sync. A request with "finalizing": true is answered as finalize, so that
+	// one URL may serve both hooks as Metacontroller allows.
+	hookSync hook = iota
+	// hookFinalize is POST /finalize, whatever the request's "finalizing" field says.
+	hookFinalize
+	// hookCustomize is POST /customize: the related objects Metacontroller should send along
+	// (sync.Customize), from the parent alone.
+	hookCustomize
+)
+
+// hooks are the hook routes, in the order they are registered.
+var hooks = []hook{hookSync, hookFinalize, hookCustomize}
+
+// String returns the hook's name, as its route, its metrics and its log lines name it.
+func (hk hook) String() string {
+	switch hk {
+	case hookFinalize:
+		return "finalize"
+	case hookCustomize:
+		return "customize"
+	}
+	return "sync"
 }
 
-// serveFinalize handles POST /finalize, whatever the request's "finalizing" field says.
-func (h *Handler) serveFinalize(w http.ResponseWriter, r *http.Request) error {
-	return h.serveHook(w, r, "finalize")
-}
+// path is the hook's route: "/sync", "/finalize", "/customize".
+func (hk hook) path() string { return "/" + hk.String() }
 
-// serveCustomize handles POST /customize: the related objects Metacontroller should send along
-// (sync.Customize), from the parent alone.
-func (h *Handler) serveCustomize(w http.ResponseWriter, r *http.Request) error {
-	return h.serveHook(w, r, "customize")
-}
-
-// serveHook answers one hook call. What a call may cost is settled before any of its body is
-// read: it must declare its length (411 without, 413 over MaxBodyBytes), wait at most
-// InflightWait for that many bytes of the in-flight budget (503 and Retry-After after), and its
-// body must have arrived BodyTimeout after its headers (408 after), when the budget it holds is
-// given back.
-func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string) error {
+// serveHook answers one hook call in three steps: admit and read its body (admit, read), decide
+// (answer, from the cache or from the decision), and write the answer (writeAnswer).
+func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hk hook) error {
 	start := time.Now()
-	if ct := r.Header.Get("Content-Type"); !jsonContentType(ct) {
-		return &Error{Code: http.StatusUnsupportedMediaType, Message: fmt.Sprintf("content type %q is not supported: send application/json", ct)}
-	}
-	size := r.ContentLength
-	switch {
-	case size < 0: // chunked, or HTTP/2 without the header: its cost would be unknown until read
-		return &Error{Code: http.StatusLengthRequired, Message: "a Content-Length is required"}
-	case size > h.opts.MaxBodyBytes:
-		return tooLarge(h.opts.MaxBodyBytes, fmt.Errorf("%s request declares %d bytes", hook, size))
-	}
-	rc := http.NewResponseController(w)
-	if err := rc.SetReadDeadline(start.Add(h.opts.BodyTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		return fmt.Errorf("set the deadline of the %s request body: %w", hook, err)
-	}
-	wait, cancel := context.WithTimeout(r.Context(), h.opts.InflightWait)
-	release, err := h.inflight.acquire(wait, size)
-	cancel()
+	release, err := h.admit(w, r, hk, start)
 	if err != nil {
-		return fmt.Errorf("wait for %d bytes of the in-flight budget for a %s request: %w", size, hook, &Error{
-			Code:       http.StatusServiceUnavailable,
-			Message:    fmt.Sprintf("busy: other requests hold the in-flight body budget; retry in %s", h.opts.InflightWait),
-			RetryAfter: h.opts.InflightWait,
-		})
+		return err
 	}
 	defer release()
 	buf := bodyBuffers.Get().(*bytes.Buffer)
@@ -306,49 +277,104 @@ func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string)
 			bodyBuffers.Put(buf)
 		}
 	}()
+	body, err := h.read(buf, w, r, hk)
+	if err != nil {
+		return err
+	}
+	e, cached, err := h.answer(r.URL.Path, body, hk)
+	if err != nil {
+		return err
+	}
+	h.writeAnswer(w, r, e, start, cached)
+	return nil
+}
+
+// admit settles what a call may cost before any of its body is read: it must declare its length
+// (411 without, 413 over MaxBodyBytes), its body must arrive BodyTimeout after its headers (the
+// read deadline set here; 408 after), and it waits at most InflightWait for that many bytes of
+// the in-flight budget (503 and Retry-After after). release gives the budget back.
+func (h *Handler) admit(w http.ResponseWriter, r *http.Request, hk hook, start time.Time) (release func(), err error) {
+	if ct := r.Header.Get("Content-Type"); !jsonContentType(ct) {
+		return nil, &Error{Code: http.StatusUnsupportedMediaType, Message: fmt.Sprintf("content type %q is not supported: send application/json", ct)}
+	}
+	size := r.ContentLength
+	switch {
+	case size < 0: // chunked, or HTTP/2 without the header: its cost would be unknown until read
+		return nil, &Error{Code: http.StatusLengthRequired, Message: "a Content-Length is required"}
+	case size > h.opts.MaxBodyBytes:
+		return nil, tooLarge(h.opts.MaxBodyBytes, fmt.Errorf("%s request declares %d bytes", hk, size))
+	}
+	if err := http.NewResponseController(w).SetReadDeadline(start.Add(h.opts.BodyTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return nil, fmt.Errorf("set the deadline of the %s request body: %w", hk, err)
+	}
+	wait, cancel := context.WithTimeout(r.Context(), h.opts.InflightWait)
+	release, err = h.inflight.acquire(wait, size)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("wait for %d bytes of the in-flight budget for a %s request: %w", size, hk, &Error{
+			Code:       http.StatusServiceUnavailable,
+			Message:    fmt.Sprintf("busy: other requests hold the in-flight body budget; retry in %s", h.opts.InflightWait),
+			RetryAfter: h.opts.InflightWait,
+		})
+	}
+	return release, nil
+}
+
+// read reads an admitted call's body into buf (readBody), answering a body over MaxBodyBytes
+// with 413, one that did not arrive by the deadline admit set with 408, and one cut short with
+// 400; then it lifts the deadline, whose passing would now only cancel r's context.
+func (h *Handler) read(buf *bytes.Buffer, w http.ResponseWriter, r *http.Request, hk hook) ([]byte, error) {
 	body, err := readBody(buf, w, r, h.opts.MaxBodyBytes)
 	var maxBytes *http.MaxBytesError
 	switch {
 	case errors.As(err, &maxBytes):
-		return tooLarge(maxBytes.Limit, fmt.Errorf("read %s request: %w", hook, err))
+		return nil, tooLarge(maxBytes.Limit, fmt.Errorf("read %s request: %w", hk, err))
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return fmt.Errorf("read %s request, %d of %d bytes: %w", hook, len(body), size, &Error{
+		return nil, fmt.Errorf("read %s request, %d of %d bytes: %w", hk, len(body), r.ContentLength, &Error{
 			Code:    http.StatusRequestTimeout,
 			Message: fmt.Sprintf("the request body did not arrive within %s", h.opts.BodyTimeout),
 		})
 	case err != nil: // a body cut short: the client's fault, never a bug here
-		return badRequest(fmt.Errorf("read %s request: %w", hook, err))
+		return nil, badRequest(fmt.Errorf("read %s request: %w", hk, err))
 	}
-	// The body is in: lift the deadline, whose passing would now only cancel r's context.
-	if err := rc.SetReadDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		return fmt.Errorf("lift the deadline of the %s request body: %w", hook, err)
+	if err := http.NewResponseController(w).SetReadDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return nil, fmt.Errorf("lift the deadline of the %s request body: %w", hk, err)
 	}
+	return body, nil
+}
+
+// answer decides a call to hook hk at path with body: from the answer cache when the same
+// request came before (cached true), else decoded (sync/wire), defaulted (Options.Defaults),
+// decided (sync.Sync, sync.Finalize or sync.Customize), encoded once and cached. A body that is
+// not a hook request is a 400.
+func (h *Handler) answer(path string, body []byte, hk hook) (e *cacheEntry, cached bool, err error) {
 	var key cacheKey
 	if h.cache != nil {
-		key = h.cache.key(r.URL.Path, body)
+		key = h.cache.key(path, body)
 		if e := h.cache.get(key); e != nil {
 			h.metrics.cacheHits.Inc()
-			h.writeAnswer(w, r, e, start, true)
-			return nil
+			return e, true, nil
 		}
 		h.metrics.cacheMisses.Inc()
 	}
-	req, err := sync.DecodeRequest(body)
-	if err != nil { // every error of DecodeRequest is the request's fault (a *sync.RequestError)
-		return badRequest(fmt.Errorf("decode %s request: %w", hook, err))
+	req, err := wire.DecodeRequest(body)
+	if err != nil { // every error of DecodeRequest is the request's fault (a *wire.RequestError)
+		return nil, false, badRequest(fmt.Errorf("decode %s request: %w", hk, err))
 	}
 	h.opts.Defaults.Apply(&req.Parent)
-	e := &cacheEntry{key: key, hook: hook, parent: clip(req.Parent.Namespace+"/"+req.Parent.Name, maxLoggedPath)}
+	if hk == hookSync && req.Finalizing {
+		hk = hookFinalize
+	}
+	e = &cacheEntry{key: key, hook: hk, parent: validation.Cut(req.Parent.Namespace+"/"+req.Parent.Name, maxLoggedPath)}
 	var out []byte
-	switch {
-	case hook == "customize":
+	switch hk {
+	case hookCustomize:
 		resp := sync.Customize(&req.Parent, sync.CustomizeOptions{Pods: h.opts.PodDiagnosis, Secrets: h.opts.TLS != nil, Gateways: req.Declares(sync.RouteKind)})
 		out, err = json.Marshal(resp)
 		e.children = len(resp.RelatedResources)
 	default:
 		var resp sync.Response
-		if hook == "finalize" || req.Finalizing {
-			e.hook = "finalize"
+		if hk == hookFinalize {
 			resp = sync.Finalize(req, h.opts.Now())
 		} else {
 			resp = sync.Sync(req, h.opts.Now())
@@ -357,13 +383,12 @@ func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hook string)
 		e.phase, e.children = string(resp.Status.Phase), len(resp.Children)
 	}
 	if err != nil {
-		return fmt.Errorf("encode %s response: %w", e.hook, err)
+		return nil, false, fmt.Errorf("encode %s response: %w", hk, err)
 	}
 	e.answer = append(out, '\n')
 	e.etag = etag(e.answer)
 	h.cache.put(e)
-	h.writeAnswer(w, r, e, start, false)
-	return nil
+	return e, false, nil
 }
 
 // writeAnswer writes a hook answer with its ETag, or 304 Not Modified with no body when the
@@ -378,11 +403,11 @@ func (h *Handler) writeAnswer(w http.ResponseWriter, r *http.Request, e *cacheEn
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		if _, err := w.Write(e.answer); err != nil {
-			h.opts.Logger.Warn("write response", "hook", e.hook, "err", err)
+			h.opts.Logger.Warn("write response", "hook", e.hook.String(), "err", err)
 		}
 	}
-	if e.hook != "customize" {
-		h.metrics.decisions.WithLabelValues(e.hook, e.phase).Inc()
+	if e.hook != hookCustomize {
+		h.metrics.decisions.WithLabelValues(e.hook.String(), e.phase).Inc()
 	}
 	logger := h.opts.Logger
 	if !logger.Enabled(r.Context(), slog.LevelInfo) {
@@ -391,11 +416,11 @@ func (h *Handler) writeAnswer(w http.ResponseWriter, r *http.Request, e *cacheEn
 	// The record is made here, without the caller's program counter, which slog.Logger.LogAttrs
 	// looks up even when no source is logged (docs/performance.md says what that costs).
 	rec := slog.NewRecord(time.Now(), slog.LevelInfo, "hook", 0)
-	rec.AddAttrs(slog.String("hook", e.hook), slog.String("parent", e.parent))
+	rec.AddAttrs(slog.String("hook", e.hook.String()), slog.String("parent", e.parent))
 	if fp := tokenFingerprint(r.Context()); fp != "" {
 		rec.AddAttrs(slog.String("token", fp))
 	}
-	if e.hook == "customize" {
+	if e.hook == hookCustomize {
 		rec.AddAttrs(slog.Int("rules", e.children))
 	} else {
 		rec.AddAttrs(slog.String("phase", e.phase), slog.Int("children", e.children))
@@ -438,7 +463,7 @@ func jsonContentType(ct string) bool {
 }
 
 // bodyBuffers holds request body buffers between calls. Nothing decoded from a body refers to
-// it (sync.DecodeRequest copies what it keeps), so a buffer goes back as soon as the answer is
+// it (wire.DecodeRequest copies what it keeps), so a buffer goes back as soon as the answer is
 // written, if it is at most maxPooledBody.
 var bodyBuffers = stdsync.Pool{New: func() any { return new(bytes.Buffer) }}
 
@@ -512,7 +537,7 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	if code >= 500 && code != http.StatusServiceUnavailable { // a 503 is load, not a fault here
 		level = slog.LevelError
 	}
-	h.opts.Logger.Log(r.Context(), level, "request failed", "method", r.Method, "path", clip(r.URL.Path, maxLoggedPath), "code", code, "err", err)
+	h.opts.Logger.Log(r.Context(), level, "request failed", "method", r.Method, "path", validation.Cut(r.URL.Path, maxLoggedPath), "code", code, "err", err)
 	writeJSON(w, code, errorBody{Error: msg})
 }
 

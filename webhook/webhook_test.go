@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/example/webapp-operator/hooktest"
-	"github.com/example/webapp-operator/sync"
+	"github.com/example/webapp-operator/sync/wire"
 	"github.com/example/webapp-operator/webhook"
 )
 
@@ -501,7 +501,7 @@ func FuzzHandler(f *testing.F) {
 		out, _ := io.ReadAll(rec.Body)
 		switch rec.Code {
 		case 200:
-			decoded, err := sync.DecodeRequest(body)
+			decoded, err := wire.DecodeRequest(body)
 			if err != nil {
 				t.Fatalf("200 for a request that does not decode: %v", err)
 			}

@@ -7,6 +7,10 @@
 // reach the hook without passing through that schema (an older CRD, or `webapp-hook render`),
 // and those that depend on other fields, which no schema can declare.
 //
+// The labels and annotations the hook owns on pods (labels.go) and the limits of the spec
+// (types.go) are constants here, beside the markers that state the same rules; the hook's own
+// check of those rules is the validation package below this one.
+//
 // +kubebuilder:object:generate=false
 // +groupName=example.com
 package v1

@@ -30,6 +30,22 @@ const (
 	MaxUtilizationPercentage = 1000
 )
 
+// DefaultTerminationGracePeriodSeconds is a pod's terminationGracePeriodSeconds when it sets none.
+const DefaultTerminationGracePeriodSeconds = 30
+
+// MaxShutdownDelaySeconds bounds spec.shutdownDelaySeconds, as the CRD does.
+const MaxShutdownDelaySeconds = 3600
+
+// Limits of spec.route: those of the HTTPRoute schema, which the route must pass.
+const (
+	// MaxRouteHostnames is the most hostnames an HTTPRoute takes.
+	MaxRouteHostnames = 16
+	// MaxRouteParentRefs is the most parentRefs an HTTPRoute takes.
+	MaxRouteParentRefs = 32
+	// MaxRoutePathLength is the longest path an HTTPRoute match takes.
+	MaxRoutePathLength = 1024
+)
+
 // WebApp runs one container image as a Deployment and, when a port is given, exposes it with a ClusterIP Service.
 //
 // +kubebuilder:object:root=true

@@ -7,4 +7,9 @@
 //	webapp-hook render -f webapp.yaml   print the children a new WebApp would get
 //	webapp-hook sync < request.json     answer one hook request from standard input
 //	webapp-hook --help                  list the flags, their variables and defaults
+//
+// Each file has one job: main.go dispatches a command line (run); config.go is the
+// configuration (Config, which embeds the webhook.Options its flags set, and ParseFlags);
+// version.go what --version prints; lifecycle.go the server's life (Main: open, serve, reload
+// the token and TLS files, shut down gracefully); offline.go the render and sync subcommands.
 package main

@@ -9,9 +9,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/example/webapp-operator/webhook"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -22,25 +25,22 @@ func TestParseFlags(t *testing.T) {
 		want    Config
 		wantErr string
 	}{
-		{name: "defaults", want: Config{Addr: ":8080", MetricsAddr: ":9090", MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, MaxConnections: 128, CacheBytes: 1 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second}},
+		{name: "defaults", want: Config{Addr: ":8080", MetricsAddr: ":9090", Options: webhook.Options{MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, CacheBytes: 1 << 20}, MaxConnections: 128, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second}},
 		{name: "environment", env: map[string]string{"ADDR": ":9090", "METRICS_ADDR": "127.0.0.1:9100", "MAX_BODY_BYTES": "1024", "SHUTDOWN_DELAY": "0s", "SHUTDOWN_TIMEOUT": "3s", "LOG_LEVEL": "debug"},
-			want: Config{Addr: ":9090", MetricsAddr: "127.0.0.1:9100", MaxBodyBytes: 1024, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, MaxConnections: 128, CacheBytes: 1 << 20, ShutdownTimeout: 3 * time.Second, LogLevel: "debug", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second}},
+			want: Config{Addr: ":9090", MetricsAddr: "127.0.0.1:9100", Options: webhook.Options{MaxBodyBytes: 1024, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, CacheBytes: 1 << 20}, MaxConnections: 128, ShutdownTimeout: 3 * time.Second, LogLevel: "debug", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second}},
 		{name: "flags win over environment", args: []string{"--addr", "127.0.0.1:7000"}, env: map[string]string{"ADDR": ":9090"},
-			want: Config{Addr: "127.0.0.1:7000", MetricsAddr: ":9090", MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, MaxConnections: 128, CacheBytes: 1 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second}},
+			want: Config{Addr: "127.0.0.1:7000", MetricsAddr: ":9090", Options: webhook.Options{MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, CacheBytes: 1 << 20}, MaxConnections: 128, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second}},
 		{name: "limits from the environment", env: map[string]string{"MAX_CONNECTIONS": "16", "BODY_TIMEOUT": "3s", "INFLIGHT_WAIT": "1s"},
-			want: Config{Addr: ":8080", MetricsAddr: ":9090", MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: time.Second, BodyTimeout: 3 * time.Second, MaxConnections: 16, CacheBytes: 1 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second}},
+			want: Config{Addr: ":8080", MetricsAddr: ":9090", Options: webhook.Options{MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: time.Second, BodyTimeout: 3 * time.Second, CacheBytes: 1 << 20}, MaxConnections: 16, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second}},
 		{name: "no connection bound", args: []string{"--max-connections", "-1"},
-			want: Config{Addr: ":8080", MetricsAddr: ":9090", MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, MaxConnections: -1, CacheBytes: 1 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second}},
+			want: Config{Addr: ":8080", MetricsAddr: ":9090", Options: webhook.Options{MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, CacheBytes: 1 << 20}, MaxConnections: -1, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second}},
 		{name: "client certificate names from the environment", env: map[string]string{"TLS_CERT_FILE": "t.crt", "TLS_KEY_FILE": "t.key", "CLIENT_CA_FILE": "ca.crt", "CLIENT_CERT_NAMES": "metacontroller.metacontroller.svc, other"},
-			want: Config{Addr: ":8080", MetricsAddr: ":9090", MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, MaxConnections: 128, CacheBytes: 1 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second,
-				TLSCertFile: "t.crt", TLSKeyFile: "t.key", ClientCAFile: "ca.crt", ClientCertNames: "metacontroller.metacontroller.svc, other"}},
+			want: Config{Addr: ":8080", MetricsAddr: ":9090", Options: webhook.Options{MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, CacheBytes: 1 << 20, ClientCertNames: []string{"metacontroller.metacontroller.svc", "other"}}, MaxConnections: 128, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second, TLSCertFile: "t.crt", TLSKeyFile: "t.key", ClientCAFile: "ca.crt"}},
 		{name: "a default security profile from the environment", env: map[string]string{"DEFAULT_SECURITY_PROFILE": "restricted"},
-			want: Config{Addr: ":8080", MetricsAddr: ":9090", MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, MaxConnections: 128, CacheBytes: 1 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second,
-				DefaultSecurityProfile: "restricted"}},
+			want: Config{Addr: ":8080", MetricsAddr: ":9090", Options: webhook.Options{MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, CacheBytes: 1 << 20}, MaxConnections: 128, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second, DefaultSecurityProfile: "restricted"}},
 		{name: "an unknown default security profile", args: []string{"--default-security-profile", "baseline"}, wantErr: `-default-security-profile must be restricted, none or empty, got "baseline"`},
 		{name: "a default gateway from the environment", env: map[string]string{"DEFAULT_GATEWAY": "infra/public/https"},
-			want: Config{Addr: ":8080", MetricsAddr: ":9090", MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, MaxConnections: 128, CacheBytes: 1 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second,
-				DefaultGateway: "infra/public/https"}},
+			want: Config{Addr: ":8080", MetricsAddr: ":9090", Options: webhook.Options{MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, CacheBytes: 1 << 20}, MaxConnections: 128, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second, DefaultGateway: "infra/public/https"}},
 		{name: "a default gateway without a namespace", args: []string{"--default-gateway", "public"}, wantErr: `-default-gateway: "public" is not namespace/name or namespace/name/section`},
 		{name: "a default gateway with a bad name", args: []string{"--default-gateway", "infra/Public"}, wantErr: `-default-gateway: "infra/Public": name "Public": a lowercase RFC 1123 subdomain`},
 		{name: "a default gateway with a bad namespace", args: []string{"--default-gateway", "in.fra/public"}, wantErr: `-default-gateway: "in.fra/public": namespace "in.fra": must not contain dots`},
@@ -57,7 +57,7 @@ func TestParseFlags(t *testing.T) {
 		{name: "no in-flight bound of 0", args: []string{"--max-inflight-body-bytes", "0"}, wantErr: "-max-inflight-body-bytes must not be 0"},
 		{name: "bad log level", args: []string{"--log-level", "loud"}, wantErr: "-log-level"},
 		{name: "stray argument", args: []string{"serve"}, wantErr: "unexpected arguments: serve"},
-		{name: "no metrics", args: []string{"--metrics-addr="}, want: Config{Addr: ":8080", MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, MaxConnections: 128, CacheBytes: 1 << 20, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second}},
+		{name: "no metrics", args: []string{"--metrics-addr="}, want: Config{Addr: ":8080", Options: webhook.Options{MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, CacheBytes: 1 << 20}, MaxConnections: 128, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,7 +72,7 @@ func TestParseFlags(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m.Config != tt.want {
+			if !reflect.DeepEqual(m.Config, tt.want) {
 				t.Errorf("config = %+v; want %+v", m.Config, tt.want)
 			}
 		})

@@ -1,9 +1,9 @@
-package sync
+package validation
 
 import (
 	"fmt"
 	"maps"
-	"path"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -15,8 +15,47 @@ import (
 	webappv1 "github.com/example/webapp-operator/api/v1"
 )
 
-// The sections of the spec that become the pod template, each checked by one function of
-// ValidateSpec.
+// The rules of the WebApp's one container: its image, environment, resources, probes, health
+// check and lifecycle handlers, each checked by one function of ValidateSpec.
+
+// validateImage reports an image that is empty or not an image reference.
+func validateImage(image string, fld *field.Path) field.ErrorList {
+	switch {
+	case image == "":
+		return field.ErrorList{field.Required(fld, "")}
+	case !IsImageReference(image):
+		return field.ErrorList{field.Invalid(fld, Short(image), "must be an image reference such as nginx:1.27")}
+	}
+	return nil
+}
+
+// imageReference is the grammar of a container image reference, as in the distribution project's
+// reference package: [domain[:port]/]path[:tag][@digest].
+var imageReference = func() *regexp.Regexp {
+	const (
+		alnum      = `[a-z0-9]+`
+		separator  = `(?:[._]|__|[-]+)`
+		component  = alnum + `(?:` + separator + alnum + `)*`
+		domainPart = `(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])`
+		host       = `(?:` + domainPart + `(?:\.` + domainPart + `)*|\[[a-fA-F0-9:]+\])`
+		domain     = host + `(?::[0-9]+)?`
+		name       = `(?:` + domain + `/)?` + component + `(?:/` + component + `)*`
+		tag        = `[\w][\w.-]{0,127}`
+		digest     = `[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}`
+	)
+	return regexp.MustCompile(`^(` + name + `)(?::` + tag + `)?(?:@` + digest + `)?$`)
+}()
+
+// maxImageNameLength is the longest repository name (without tag or digest) a registry accepts.
+const maxImageNameLength = 255
+
+// IsImageReference reports whether s is a valid container image reference such as "nginx",
+// "nginx:1.27", "registry.example.com:5000/team/app@sha256:<64 hex>". Upper-case repository
+// paths, spaces and empty tags are not valid.
+func IsImageReference(s string) bool {
+	m := imageReference.FindStringSubmatchIndex(s) // the name's bounds, without copying it
+	return m != nil && m[3]-m[2] <= maxImageNameLength
+}
 
 // validateEnv reports environment variables the kubelet would refuse: a bad or repeated name, or
 // a valueFrom that is not exactly one source.
@@ -26,11 +65,11 @@ func validateEnv(env []corev1.EnvVar, fld *field.Path) field.ErrorList {
 	for i, e := range env {
 		idx := fld.Index(i)
 		if msgs := validation.IsRelaxedEnvVarName(e.Name); len(msgs) > 0 {
-			errs = append(errs, field.Invalid(idx.Child("name"), short(e.Name), msgs[0]))
+			errs = append(errs, field.Invalid(idx.Child("name"), Short(e.Name), msgs[0]))
 			continue
 		}
 		if seen[e.Name] {
-			errs = append(errs, field.Duplicate(idx.Child("name"), short(e.Name)))
+			errs = append(errs, field.Duplicate(idx.Child("name"), Short(e.Name)))
 		}
 		seen[e.Name] = true
 		if e.ValueFrom != nil {
@@ -47,9 +86,15 @@ func validateEnv(env []corev1.EnvVar, fld *field.Path) field.ErrorList {
 
 // envSources counts the sources set in an env valueFrom; the apiserver accepts exactly one.
 func envSources(s *corev1.EnvVarSource) int {
+	return countSet(s.FieldRef != nil, s.ResourceFieldRef != nil, s.ConfigMapKeyRef != nil, s.SecretKeyRef != nil, s.FileKeyRef != nil)
+}
+
+// countSet counts which of several handlers (or sources) are set, each given as whether it is:
+// the apiserver accepts a probe, a lifecycle handler or an env valueFrom with exactly one.
+func countSet(set ...bool) int {
 	n := 0
-	for _, set := range []bool{s.FieldRef != nil, s.ResourceFieldRef != nil, s.ConfigMapKeyRef != nil, s.SecretKeyRef != nil, s.FileKeyRef != nil} {
-		if set {
+	for _, s := range set {
+		if s {
 			n++
 		}
 	}
@@ -85,17 +130,6 @@ func validateResources(r *corev1.ResourceRequirements, fld *field.Path) field.Er
 	return errs
 }
 
-// validateObjectName reports a reference to an object whose name is empty or not a DNS subdomain.
-func validateObjectName(name string, fld *field.Path) field.ErrorList {
-	if name == "" {
-		return field.ErrorList{field.Required(fld, "")}
-	}
-	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
-		return field.ErrorList{field.Invalid(fld, short(name), msgs[0])}
-	}
-	return nil
-}
-
 // validateEnvFrom reports envFrom entries without exactly one named source, and bad prefixes.
 func validateEnvFrom(envFrom []corev1.EnvFromSource, fld *field.Path) field.ErrorList {
 	var errs field.ErrorList
@@ -111,7 +145,7 @@ func validateEnvFrom(envFrom []corev1.EnvFromSource, fld *field.Path) field.Erro
 		}
 		if e.Prefix != "" {
 			if msgs := validation.IsEnvVarName(e.Prefix); len(msgs) > 0 {
-				errs = append(errs, field.Invalid(idx.Child("prefix"), short(e.Prefix), msgs[0]))
+				errs = append(errs, field.Invalid(idx.Child("prefix"), Short(e.Prefix), msgs[0]))
 			}
 		}
 	}
@@ -129,7 +163,7 @@ func validateHealthCheck(h *webappv1.HealthCheck, specPort *int32, fld *field.Pa
 	case h.Path == "":
 		errs = append(errs, field.Required(fld.Child("path"), ""))
 	case !strings.HasPrefix(h.Path, "/"):
-		errs = append(errs, field.Invalid(fld.Child("path"), short(h.Path), "must start with /"))
+		errs = append(errs, field.Invalid(fld.Child("path"), Short(h.Path), "must start with /"))
 	}
 	if h.Port == nil && specPort == nil {
 		return append(errs, field.Required(fld.Child("port"), "when spec.port is not set"))
@@ -147,13 +181,7 @@ func validateProbe(p *corev1.Probe, successMustBeOne bool, fld *field.Path) fiel
 		return nil
 	}
 	var errs field.ErrorList
-	handlers := 0
-	for _, set := range []bool{p.Exec != nil, p.HTTPGet != nil, p.TCPSocket != nil, p.GRPC != nil} {
-		if set {
-			handlers++
-		}
-	}
-	if handlers != 1 {
+	if handlers := countSet(p.Exec != nil, p.HTTPGet != nil, p.TCPSocket != nil, p.GRPC != nil); handlers != 1 {
 		errs = append(errs, field.Invalid(fld, field.OmitValueType{}, fmt.Sprintf("needs exactly one of exec, httpGet, tcpSocket or grpc, got %d", handlers)))
 	}
 	errs = append(errs, validateActions(p.Exec, p.HTTPGet, p.TCPSocket, "a probe checks the pod itself", fld)...)
@@ -190,10 +218,10 @@ func validateActions(exec *corev1.ExecAction, get *corev1.HTTPGetAction, tcp *co
 			errs = append(errs, field.Forbidden(fld.Child("httpGet", "host"), why))
 		}
 		if h.Path != "" && !strings.HasPrefix(h.Path, "/") {
-			errs = append(errs, field.Invalid(fld.Child("httpGet", "path"), short(h.Path), "must start with /"))
+			errs = append(errs, field.Invalid(fld.Child("httpGet", "path"), Short(h.Path), "must start with /"))
 		}
 		if schemes := []corev1.URIScheme{corev1.URISchemeHTTP, corev1.URISchemeHTTPS}; h.Scheme != "" && !slices.Contains(schemes, h.Scheme) {
-			errs = append(errs, field.NotSupported(fld.Child("httpGet", "scheme"), short(string(h.Scheme)), schemes))
+			errs = append(errs, field.NotSupported(fld.Child("httpGet", "scheme"), Short(string(h.Scheme)), schemes))
 		}
 	}
 	if t := tcp; t != nil {
@@ -209,81 +237,27 @@ func validateActions(exec *corev1.ExecAction, get *corev1.HTTPGetAction, tcp *co
 func validateProbePort(port intstr.IntOrString, fld *field.Path) field.ErrorList {
 	if port.Type == intstr.String {
 		if msgs := validation.IsValidPortName(port.StrVal); len(msgs) > 0 {
-			return field.ErrorList{field.Invalid(fld, short(port.StrVal), msgs[0])}
+			return field.ErrorList{field.Invalid(fld, Short(port.StrVal), msgs[0])}
 		}
 		return nil
 	}
 	return validateRange(&port.IntVal, webappv1.MinPort, webappv1.MaxPort, fld)
 }
 
-// validateVolumes reports volumes without exactly one valid source, and names or mount paths
-// that are not valid or repeat.
-func validateVolumes(volumes []webappv1.Volume, fld *field.Path) field.ErrorList {
+// validateHandler reports a lifecycle handler, when set, without exactly one action, with an
+// action the kubelet could not run or that names a host (validateActions), or with a sleep that
+// is negative or outlasts the grace period.
+func validateHandler(h *corev1.LifecycleHandler, grace int64, fld *field.Path) field.ErrorList {
+	if h == nil {
+		return nil
+	}
 	var errs field.ErrorList
-	names, paths := map[string]bool{}, map[string]bool{}
-	for i, v := range volumes {
-		idx := fld.Index(i)
-		if msgs := validation.IsDNS1123Label(v.Name); len(msgs) > 0 {
-			errs = append(errs, field.Invalid(idx.Child("name"), short(v.Name), msgs[0]))
-		} else if names[v.Name] {
-			errs = append(errs, field.Duplicate(idx.Child("name"), v.Name))
-		}
-		names[v.Name] = true
-		switch {
-		case !path.IsAbs(v.MountPath):
-			errs = append(errs, field.Invalid(idx.Child("mountPath"), short(v.MountPath), "must be an absolute path"))
-		case paths[path.Clean(v.MountPath)]:
-			errs = append(errs, field.Duplicate(idx.Child("mountPath"), short(v.MountPath)))
-		}
-		paths[path.Clean(v.MountPath)] = true
-		sources := 0
-		if c := v.ConfigMap; c != nil {
-			sources++
-			errs = append(errs, validateObjectName(c.Name, idx.Child("configMap", "name"))...)
-			errs = append(errs, validateItems(c.Items, c.DefaultMode, idx.Child("configMap"))...)
-		}
-		if s := v.Secret; s != nil {
-			sources++
-			errs = append(errs, validateObjectName(s.SecretName, idx.Child("secret", "secretName"))...)
-			errs = append(errs, validateItems(s.Items, s.DefaultMode, idx.Child("secret"))...)
-		}
-		if d := v.EmptyDir; d != nil {
-			sources++
-			if media := []corev1.StorageMedium{corev1.StorageMediumDefault, corev1.StorageMediumMemory}; !slices.Contains(media, d.Medium) {
-				errs = append(errs, field.NotSupported(idx.Child("emptyDir", "medium"), short(string(d.Medium)), media))
-			}
-			if d.SizeLimit != nil && d.SizeLimit.Sign() < 0 {
-				errs = append(errs, field.Invalid(idx.Child("emptyDir", "sizeLimit"), d.SizeLimit.String(), "must be greater than or equal to 0"))
-			}
-		}
-		if sources != 1 {
-			errs = append(errs, field.Invalid(idx, field.OmitValueType{}, fmt.Sprintf("needs exactly one of configMap, secret or emptyDir, got %d", sources)))
-		}
+	if n := countSet(h.Exec != nil, h.HTTPGet != nil, h.TCPSocket != nil, h.Sleep != nil); n != 1 {
+		errs = append(errs, field.Invalid(fld, field.OmitValueType{}, fmt.Sprintf("needs exactly one of exec, httpGet, tcpSocket or sleep, got %d", n)))
+	}
+	errs = append(errs, validateActions(h.Exec, h.HTTPGet, h.TCPSocket, "a lifecycle hook calls the pod itself", fld)...)
+	if s := h.Sleep; s != nil && (s.Seconds < 0 || s.Seconds > grace) {
+		errs = append(errs, field.Invalid(fld.Child("sleep", "seconds"), s.Seconds, fmt.Sprintf("must be between 0 and terminationGracePeriodSeconds (%d)", grace)))
 	}
 	return errs
-}
-
-// validateItems reports ConfigMap or Secret volume items (fld is the volume source's path) that
-// would not make a file inside the volume, and file modes beyond 0777.
-func validateItems(items []corev1.KeyToPath, defaultMode *int32, fld *field.Path) field.ErrorList {
-	errs := validateMode(defaultMode, fld.Child("defaultMode"))
-	for i, it := range items {
-		idx := fld.Child("items").Index(i)
-		if it.Key == "" {
-			errs = append(errs, field.Required(idx.Child("key"), ""))
-		}
-		if it.Path == "" || path.IsAbs(it.Path) || slices.Contains(strings.Split(it.Path, "/"), "..") {
-			errs = append(errs, field.Invalid(idx.Child("path"), short(it.Path), "must be a relative path without .."))
-		}
-		errs = append(errs, validateMode(it.Mode, idx.Child("mode"))...)
-	}
-	return errs
-}
-
-// validateMode reports a file mode, when set, beyond 0777.
-func validateMode(m *int32, fld *field.Path) field.ErrorList {
-	if m != nil && (*m < 0 || *m > 0o777) {
-		return field.ErrorList{field.Invalid(fld, *m, "must be a file mode between 0 and 0777 (511)")}
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package sync
+package wire
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/example/webapp-operator/sync"
 )
 
 // wireChild decodes one observed child where it stands in the request.
@@ -19,7 +21,7 @@ import (
 // body by DecodeRequest, from the offsets recorded here. Any other child is read whole, kept as
 // Raw, and decoded by what it says it is.
 type wireChild struct {
-	child Child
+	child sync.Child
 	// start and end are the input offsets around a child decoded in place, whose Raw is still to
 	// be taken from the body: start is just after its member name, end just after its '}'.
 	// Both are 0 when Raw is already set.
@@ -34,14 +36,14 @@ func (w *wireChild) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		return &RequestError{Field: fieldPath(at), Problem: "expected object, got JSON " + kindName(k)}
 	}
 	group := at.Parent().LastToken()
-	if k := kindByKey(group); k != nil && k.Built {
+	if view := views[sync.KindByKey(group)]; view != nil {
 		w.start = dec.InputOffset()
-		c, err := k.view(func(v any) error { return jsonv2.UnmarshalDecode(dec, v, decodeOptions) })
+		c, err := view(func(v any) error { return jsonv2.UnmarshalDecode(dec, v, decodeOptions) })
 		if err != nil {
 			return err
 		}
 		w.end = dec.InputOffset()
-		if err := c.check(at); err != nil {
+		if err := checkChild(&c, at); err != nil {
 			return err
 		}
 		if c.Kind+"."+c.APIVersion != group {
@@ -59,15 +61,15 @@ func (w *wireChild) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	if err := jsonv2.Unmarshal(raw, &h, decodeOptions); err != nil {
 		return requestError(err, fieldPath(at), raw)
 	}
-	w.child = Child{APIVersion: h.APIVersion, Kind: h.Kind}
+	w.child = sync.Child{APIVersion: h.APIVersion, Kind: h.Kind}
 	if h.Metadata != nil {
 		w.child.Name, w.child.Namespace = h.Metadata.Name, h.Metadata.Namespace
 	}
-	if err := w.child.check(at); err != nil {
+	if err := checkChild(&w.child, at); err != nil {
 		return err
 	}
-	if k := kindByKey(h.Kind + "." + h.APIVersion); k != nil && k.Built { // a kind the hook builds, filed elsewhere
-		c, err := k.view(func(v any) error { return jsonv2.Unmarshal(raw, v, decodeOptions) })
+	if view := views[sync.KindByKey(h.Kind+"."+h.APIVersion)]; view != nil { // a kind the hook builds, filed elsewhere
+		c, err := view(func(v any) error { return jsonv2.Unmarshal(raw, v, decodeOptions) })
 		if err != nil {
 			return requestError(err, fieldPath(at), raw)
 		}
@@ -78,7 +80,7 @@ func (w *wireChild) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 }
 
 // check reports a child without apiVersion, kind or metadata.name, found at at.
-func (c *Child) check(at jsontext.Pointer) error {
+func checkChild(c *sync.Child, at jsontext.Pointer) error {
 	switch {
 	case c.APIVersion == "":
 		return &RequestError{Field: memberPath(fieldPath(at), "apiVersion"), Problem: "required"}
@@ -100,19 +102,32 @@ type wireHead struct {
 	} `json:"metadata"`
 }
 
+// views are how each kind the hook builds (sync.Kind.Built) is read: a function that decodes an
+// observed child of the kind into its identity and the view of it the decision reads. It is this
+// package's table, beside sync.Kinds, so that the decision's table holds no decoder
+// (TestViewsCoverBuiltKinds).
+var views = map[*sync.Kind]func(decode func(any) error) (sync.Child, error){
+	sync.DeploymentKind:       deploymentView,
+	sync.ServiceKind:          identityView,
+	sync.IngressKind:          ingressView,
+	sync.DisruptionBudgetKind: identityView,
+	sync.AutoscalerKind:       autoscalerView,
+	sync.RouteKind:            routeView,
+}
+
 // deploymentView, ingressView, autoscalerView, routeView and identityView decode an observed child of a
-// kind the hook builds (Kind.view) into its identity and view with decode, which decodes JSON
+// kind the hook builds (views) into its identity and view with decode, which decodes JSON
 // into the value it is given. Members a view does not name are passed over unstored, whatever
 // JSON they hold.
-func deploymentView(decode func(any) error) (Child, error) {
+func deploymentView(decode func(any) error) (sync.Child, error) {
 	var w struct {
 		observedHead `json:",inline"`
-		Spec         deploymentSpecWire       `json:"spec"`
-		Status       ObservedDeploymentStatus `json:"status"`
+		Spec         deploymentSpecWire            `json:"spec"`
+		Status       sync.ObservedDeploymentStatus `json:"status"`
 	}
 	err := decode(&w)
 	c := w.child()
-	c.Deployment = &ObservedDeployment{
+	c.Deployment = &sync.ObservedDeployment{
 		Generation:        w.Metadata.Generation,
 		SpecHash:          w.Metadata.Annotations.SpecHash,
 		Replicas:          w.Spec.Replicas,
@@ -124,7 +139,7 @@ func deploymentView(decode func(any) error) (Child, error) {
 	return c, err
 }
 
-func ingressView(decode func(any) error) (Child, error) {
+func ingressView(decode func(any) error) (sync.Child, error) {
 	var w struct {
 		observedHead `json:",inline"`
 		Spec         struct {
@@ -139,14 +154,14 @@ func ingressView(decode func(any) error) (Child, error) {
 	}
 	err := decode(&w)
 	c := w.child()
-	c.Ingress = &ObservedIngress{Rules: w.Spec.Rules, TLS: w.Spec.TLS, LoadBalancer: w.Status.LoadBalancer.Ingress}
+	c.Ingress = &sync.ObservedIngress{Rules: w.Spec.Rules, TLS: w.Spec.TLS, LoadBalancer: w.Status.LoadBalancer.Ingress}
 	return c, err
 }
 
-func autoscalerView(decode func(any) error) (Child, error) {
+func autoscalerView(decode func(any) error) (sync.Child, error) {
 	var w struct {
 		observedHead `json:",inline"`
-		Status       ObservedAutoscaler `json:"status"`
+		Status       sync.ObservedAutoscaler `json:"status"`
 	}
 	err := decode(&w)
 	c := w.child()
@@ -154,7 +169,7 @@ func autoscalerView(decode func(any) error) (Child, error) {
 	return c, err
 }
 
-func routeView(decode func(any) error) (Child, error) {
+func routeView(decode func(any) error) (sync.Child, error) {
 	var w struct {
 		observedHead `json:",inline"`
 		Spec         struct {
@@ -174,7 +189,7 @@ func routeView(decode func(any) error) (Child, error) {
 	}
 	err := decode(&w)
 	c := w.child()
-	c.Route = &ObservedRoute{Generation: w.Metadata.Generation, Hostnames: w.Spec.Hostnames, ParentRefs: w.Spec.ParentRefs, Parents: w.Status.Parents}
+	c.Route = &sync.ObservedRoute{Generation: w.Metadata.Generation, Hostnames: w.Spec.Hostnames, ParentRefs: w.Spec.ParentRefs, Parents: w.Status.Parents}
 	if rules := w.Spec.Rules; len(rules) > 0 && len(rules[0].Matches) > 0 {
 		c.Route.Path = rules[0].Matches[0].Path.Value
 	}
@@ -183,7 +198,7 @@ func routeView(decode func(any) error) (Child, error) {
 
 // identityView is the view of a kind of which the decision reads nothing but the identity: a
 // Service or a PodDisruptionBudget.
-func identityView(decode func(any) error) (Child, error) {
+func identityView(decode func(any) error) (sync.Child, error) {
 	var w observedHead
 	err := decode(&w)
 	return w.child(), err
@@ -199,15 +214,15 @@ type observedHead struct {
 		Namespace   string `json:"namespace"`
 		Generation  int64  `json:"generation"`
 		Annotations struct {
-			SpecHash          string `json:"webapp.example.com/spec-hash"`           // AnnotationSpecHash
-			PartialConfigHash string `json:"webapp.example.com/partial-config-hash"` // AnnotationPartialConfigHash, on Deployments
+			SpecHash          string `json:"webapp.example.com/spec-hash"`           // sync.AnnotationSpecHash
+			PartialConfigHash string `json:"webapp.example.com/partial-config-hash"` // sync.AnnotationPartialConfigHash, on Deployments
 		} `json:"annotations"`
 	} `json:"metadata"`
 }
 
 // child returns the child's identity, as a child of a kind the hook builds.
-func (h *observedHead) child() Child {
-	return Child{APIVersion: h.APIVersion, Kind: h.Kind, Name: h.Metadata.Name, Namespace: h.Metadata.Namespace, Built: true}
+func (h *observedHead) child() sync.Child {
+	return sync.Child{APIVersion: h.APIVersion, Kind: h.Kind, Name: h.Metadata.Name, Namespace: h.Metadata.Namespace, Built: true}
 }
 
 // deploymentSpecWire is what the decision reads of a Deployment's spec.
@@ -217,7 +232,7 @@ type deploymentSpecWire struct {
 	Template struct {
 		Metadata struct {
 			Annotations struct {
-				ConfigHash string `json:"webapp.example.com/config-hash"` // AnnotationConfigHash
+				ConfigHash string `json:"webapp.example.com/config-hash"` // webappv1.AnnotationConfigHash
 			} `json:"annotations"`
 		} `json:"metadata"`
 	} `json:"template"`

@@ -1,4 +1,4 @@
-package sync
+package wire
 
 import (
 	"errors"
@@ -11,6 +11,8 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/example/webapp-operator/api/v1/validation"
 )
 
 // RequestError reports a hook request that cannot be understood at all: not JSON, no parent, a
@@ -63,9 +65,9 @@ func jsonProblem(err error, at string, in []byte) (field, problem string) {
 	return at, "invalid JSON: " + err.Error()
 }
 
-// maxQuotedBytes bounds the bytes of a request valueAt reads: maxQuoted characters of at most
+// maxQuotedBytes bounds the bytes of a request valueAt reads: validation.MaxQuoted characters of at most
 // four bytes each, and the quotes around them.
-const maxQuotedBytes = 4*maxQuoted + 2
+const maxQuotedBytes = 4*validation.MaxQuoted + 2
 
 // valueAt returns the JSON number or string of kind k that starts at byte off of in, for an error
 // message to quote (jsonValue), or nil: for any other kind, which no message quotes, and when no
@@ -218,11 +220,11 @@ func goTypeName(t reflect.Type) string {
 	return t.Kind().String()
 }
 
-// quoteRaw renders a raw JSON value for a message as short does, reading at most
+// quoteRaw renders a raw JSON value for a message with validation.Short, the one cut helper, reading at most
 // maxQuotedBytes of it however large it is, and marks with "…" a string cut before its closing
 // quote (valueAt) too.
 func quoteRaw(raw []byte) string {
-	s := short(string(raw[:min(len(raw), maxQuotedBytes)]))
+	s := validation.Short(string(raw[:min(len(raw), maxQuotedBytes)]))
 	if len(raw) > 0 && raw[0] == '"' && !closedString(raw) && !strings.HasSuffix(s, "…") {
 		s += "…"
 	}

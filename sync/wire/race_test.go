@@ -1,6 +1,6 @@
 //go:build race
 
-package sync_test
+package wire_test
 
 // allocationSlack widens allocation bounds under the race detector, which allocates shadow memory
 // for what the code allocates.

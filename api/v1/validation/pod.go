@@ -1,9 +1,11 @@
-package sync
+package validation
 
 import (
 	"fmt"
 	"maps"
+	"path"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -14,10 +16,91 @@ import (
 	webappv1 "github.com/example/webapp-operator/api/v1"
 )
 
-// The sections of the spec that shape the pod around its container: security, scheduling, pod
-// metadata and shutdown, each checked by one function of ValidateSpec. They check what the
-// apiserver would refuse in the Deployment's pod template, so that the WebApp says so (phase
-// Invalid, every child kept) rather than Metacontroller failing to apply it where nobody looks.
+// The rules of the pod around the container: volumes, security, scheduling, pod metadata and
+// shutdown, each checked by one function of ValidateSpec.
+
+// validateObjectName reports a reference to an object whose name is empty or not a DNS subdomain.
+func validateObjectName(name string, fld *field.Path) field.ErrorList {
+	if name == "" {
+		return field.ErrorList{field.Required(fld, "")}
+	}
+	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+		return field.ErrorList{field.Invalid(fld, Short(name), msgs[0])}
+	}
+	return nil
+}
+
+// validateVolumes reports volumes without exactly one valid source, and names or mount paths
+// that are not valid or repeat.
+func validateVolumes(volumes []webappv1.Volume, fld *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	names, paths := map[string]bool{}, map[string]bool{}
+	for i, v := range volumes {
+		idx := fld.Index(i)
+		if msgs := validation.IsDNS1123Label(v.Name); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(idx.Child("name"), Short(v.Name), msgs[0]))
+		} else if names[v.Name] {
+			errs = append(errs, field.Duplicate(idx.Child("name"), v.Name))
+		}
+		names[v.Name] = true
+		switch {
+		case !path.IsAbs(v.MountPath):
+			errs = append(errs, field.Invalid(idx.Child("mountPath"), Short(v.MountPath), "must be an absolute path"))
+		case paths[path.Clean(v.MountPath)]:
+			errs = append(errs, field.Duplicate(idx.Child("mountPath"), Short(v.MountPath)))
+		}
+		paths[path.Clean(v.MountPath)] = true
+		sources := 0
+		if c := v.ConfigMap; c != nil {
+			sources++
+			errs = append(errs, validateObjectName(c.Name, idx.Child("configMap", "name"))...)
+			errs = append(errs, validateItems(c.Items, c.DefaultMode, idx.Child("configMap"))...)
+		}
+		if s := v.Secret; s != nil {
+			sources++
+			errs = append(errs, validateObjectName(s.SecretName, idx.Child("secret", "secretName"))...)
+			errs = append(errs, validateItems(s.Items, s.DefaultMode, idx.Child("secret"))...)
+		}
+		if d := v.EmptyDir; d != nil {
+			sources++
+			if media := []corev1.StorageMedium{corev1.StorageMediumDefault, corev1.StorageMediumMemory}; !slices.Contains(media, d.Medium) {
+				errs = append(errs, field.NotSupported(idx.Child("emptyDir", "medium"), Short(string(d.Medium)), media))
+			}
+			if d.SizeLimit != nil && d.SizeLimit.Sign() < 0 {
+				errs = append(errs, field.Invalid(idx.Child("emptyDir", "sizeLimit"), d.SizeLimit.String(), "must be greater than or equal to 0"))
+			}
+		}
+		if sources != 1 {
+			errs = append(errs, field.Invalid(idx, field.OmitValueType{}, fmt.Sprintf("needs exactly one of configMap, secret or emptyDir, got %d", sources)))
+		}
+	}
+	return errs
+}
+
+// validateItems reports ConfigMap or Secret volume items (fld is the volume source's path) that
+// would not make a file inside the volume, and file modes beyond 0777.
+func validateItems(items []corev1.KeyToPath, defaultMode *int32, fld *field.Path) field.ErrorList {
+	errs := validateMode(defaultMode, fld.Child("defaultMode"))
+	for i, it := range items {
+		idx := fld.Child("items").Index(i)
+		if it.Key == "" {
+			errs = append(errs, field.Required(idx.Child("key"), ""))
+		}
+		if it.Path == "" || path.IsAbs(it.Path) || slices.Contains(strings.Split(it.Path, "/"), "..") {
+			errs = append(errs, field.Invalid(idx.Child("path"), Short(it.Path), "must be a relative path without .."))
+		}
+		errs = append(errs, validateMode(it.Mode, idx.Child("mode"))...)
+	}
+	return errs
+}
+
+// validateMode reports a file mode, when set, beyond 0777.
+func validateMode(m *int32, fld *field.Path) field.ErrorList {
+	if m != nil && (*m < 0 || *m > 0o777) {
+		return field.ErrorList{field.Invalid(fld, *m, "must be a file mode between 0 and 0777 (511)")}
+	}
+	return nil
+}
 
 // validateSecurity reports an unknown securityProfile, and security settings the apiserver would
 // refuse: negative user and
@@ -26,7 +109,7 @@ import (
 func validateSecurity(spec *webappv1.WebAppSpec, fld *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if profiles := []webappv1.SecurityProfile{webappv1.SecurityProfileRestricted, webappv1.SecurityProfileNone}; spec.SecurityProfile != "" && !slices.Contains(profiles, spec.SecurityProfile) {
-		errs = append(errs, field.NotSupported(fld.Child("securityProfile"), short(string(spec.SecurityProfile)), profiles))
+		errs = append(errs, field.NotSupported(fld.Child("securityProfile"), Short(string(spec.SecurityProfile)), profiles))
 	}
 	if sc := spec.PodSecurityContext; sc != nil {
 		f := fld.Child("podSecurityContext")
@@ -50,7 +133,7 @@ func validateSecurity(spec *webappv1.WebAppSpec, fld *field.Path) field.ErrorLis
 		errs = append(errs, validateProfile(appArmorOf(sc.AppArmorProfile), f.Child("appArmorProfile"))...)
 		if pm := sc.ProcMount; pm != nil {
 			if kinds := []corev1.ProcMountType{corev1.DefaultProcMount, corev1.UnmaskedProcMount}; !slices.Contains(kinds, *pm) {
-				errs = append(errs, field.NotSupported(f.Child("procMount"), short(string(*pm)), kinds))
+				errs = append(errs, field.NotSupported(f.Child("procMount"), Short(string(*pm)), kinds))
 			}
 		}
 	}
@@ -95,7 +178,7 @@ func validateProfile(p profile, fld *field.Path) field.ErrorList {
 	types := []string{"RuntimeDefault", "Unconfined", "Localhost"}
 	switch {
 	case !slices.Contains(types, p.kind):
-		return field.ErrorList{field.NotSupported(fld.Child("type"), short(p.kind), types)}
+		return field.ErrorList{field.NotSupported(fld.Child("type"), Short(p.kind), types)}
 	case p.kind == "Localhost" && (p.localhost == nil || *p.localhost == ""):
 		return field.ErrorList{field.Required(fld.Child("localhostProfile"), "when type is Localhost")}
 	case p.kind != "Localhost" && p.localhost != nil:
@@ -124,14 +207,14 @@ func validateScheduling(spec *webappv1.WebAppSpec, fld *field.Path) field.ErrorL
 		idx := fld.Child("topologySpreadConstraints").Index(i)
 		errs = append(errs, validateSpread(c, idx)...)
 		if k := (pair{c.TopologyKey, string(c.WhenUnsatisfiable)}); seen[k] {
-			errs = append(errs, field.Duplicate(idx, fmt.Sprintf("{%s, %s}", short(c.TopologyKey), c.WhenUnsatisfiable)))
+			errs = append(errs, field.Duplicate(idx, fmt.Sprintf("{%s, %s}", Short(c.TopologyKey), c.WhenUnsatisfiable)))
 		} else {
 			seen[k] = true
 		}
 	}
 	if name := spec.PriorityClassName; name != "" {
 		if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
-			errs = append(errs, field.Invalid(fld.Child("priorityClassName"), short(name), msgs[0]))
+			errs = append(errs, field.Invalid(fld.Child("priorityClassName"), Short(name), msgs[0]))
 		}
 	}
 	return errs
@@ -149,18 +232,18 @@ func validateToleration(t corev1.Toleration, fld *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(fld.Child("operator"), string(t.Operator), "must be Exists when key is empty"))
 		}
 		if msgs := validation.IsValidLabelValue(t.Value); len(msgs) > 0 {
-			errs = append(errs, field.Invalid(fld.Child("value"), short(t.Value), msgs[0]))
+			errs = append(errs, field.Invalid(fld.Child("value"), Short(t.Value), msgs[0]))
 		}
 	case corev1.TolerationOpExists:
 		if t.Value != "" {
-			errs = append(errs, field.Invalid(fld.Child("value"), short(t.Value), "must be empty when operator is Exists"))
+			errs = append(errs, field.Invalid(fld.Child("value"), Short(t.Value), "must be empty when operator is Exists"))
 		}
 	default:
-		errs = append(errs, field.NotSupported(fld.Child("operator"), short(string(t.Operator)), []corev1.TolerationOperator{corev1.TolerationOpEqual, corev1.TolerationOpExists}))
+		errs = append(errs, field.NotSupported(fld.Child("operator"), Short(string(t.Operator)), []corev1.TolerationOperator{corev1.TolerationOpEqual, corev1.TolerationOpExists}))
 	}
 	effects := []corev1.TaintEffect{corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute}
 	if t.Effect != "" && !slices.Contains(effects, t.Effect) {
-		errs = append(errs, field.NotSupported(fld.Child("effect"), short(string(t.Effect)), effects))
+		errs = append(errs, field.NotSupported(fld.Child("effect"), Short(string(t.Effect)), effects))
 	}
 	if t.TolerationSeconds != nil && t.Effect != corev1.TaintEffectNoExecute {
 		errs = append(errs, field.Invalid(fld.Child("effect"), string(t.Effect), "must be NoExecute when tolerationSeconds is set"))
@@ -171,7 +254,7 @@ func validateToleration(t corev1.Toleration, fld *field.Path) field.ErrorList {
 // qualifiedName reports a label or taint key that is not a qualified name.
 func qualifiedName(key string, fld *field.Path) field.ErrorList {
 	if msgs := validation.IsQualifiedName(key); len(msgs) > 0 {
-		return field.ErrorList{field.Invalid(fld, short(key), msgs[0])}
+		return field.ErrorList{field.Invalid(fld, Short(key), msgs[0])}
 	}
 	return nil
 }
@@ -275,7 +358,7 @@ func validateNodeTerm(term corev1.NodeSelectorTerm, fld *field.Path) field.Error
 				errs = append(errs, field.Required(f.Child("values"), "must have exactly one value when operator is Gt or Lt"))
 			}
 		default:
-			errs = append(errs, field.NotSupported(f.Child("operator"), short(string(r.Operator)), []corev1.NodeSelectorOperator{
+			errs = append(errs, field.NotSupported(f.Child("operator"), Short(string(r.Operator)), []corev1.NodeSelectorOperator{
 				corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn, corev1.NodeSelectorOpExists, corev1.NodeSelectorOpDoesNotExist, corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt}))
 		}
 	}
@@ -312,7 +395,7 @@ func validateSpread(c corev1.TopologySpreadConstraint, fld *field.Path) field.Er
 	}
 	whens := []corev1.UnsatisfiableConstraintAction{corev1.DoNotSchedule, corev1.ScheduleAnyway}
 	if !slices.Contains(whens, c.WhenUnsatisfiable) {
-		errs = append(errs, field.NotSupported(fld.Child("whenUnsatisfiable"), short(string(c.WhenUnsatisfiable)), whens))
+		errs = append(errs, field.NotSupported(fld.Child("whenUnsatisfiable"), Short(string(c.WhenUnsatisfiable)), whens))
 	}
 	if m := c.MinDomains; m != nil {
 		if *m < 1 {
@@ -327,7 +410,7 @@ func validateSpread(c corev1.TopologySpreadConstraint, fld *field.Path) field.Er
 		v    *corev1.NodeInclusionPolicy
 	}{{"nodeAffinityPolicy", c.NodeAffinityPolicy}, {"nodeTaintsPolicy", c.NodeTaintsPolicy}} {
 		if p.v != nil && !slices.Contains(policies, *p.v) {
-			errs = append(errs, field.NotSupported(fld.Child(p.name), short(string(*p.v)), policies))
+			errs = append(errs, field.NotSupported(fld.Child(p.name), Short(string(*p.v)), policies))
 		}
 	}
 	errs = append(errs, metav1validation.ValidateLabelSelector(c.LabelSelector, metav1validation.LabelSelectorValidationOptions{}, fld.Child("labelSelector"))...)
@@ -343,15 +426,6 @@ func validateSpread(c corev1.TopologySpreadConstraint, fld *field.Path) field.Er
 	return errs
 }
 
-// OwnedPodLabels are the pod template labels the hook or the Deployment controller sets, which
-// spec.podLabels may not: the selector and instance labels, and LabelPodTemplateHash. The CRD's
-// rule on podLabels names the same keys (TestOwnedKeysMatchCRD).
-var OwnedPodLabels = []string{LabelName, LabelInstance, LabelManagedBy, LabelPodTemplateHash}
-
-// OwnedPodAnnotations are the pod template annotations the hook sets, which spec.podAnnotations
-// may not. The CRD's rule on podAnnotations names the same keys.
-var OwnedPodAnnotations = []string{AnnotationConfigHash}
-
 // validatePodMetadata reports podLabels and podAnnotations that are not valid labels or
 // annotations, or that set a key the hook owns (naming the key).
 func validatePodMetadata(spec *webappv1.WebAppSpec, fld *field.Path) field.ErrorList {
@@ -359,7 +433,7 @@ func validatePodMetadata(spec *webappv1.WebAppSpec, fld *field.Path) field.Error
 	if len(spec.PodLabels) > 0 {
 		errs = append(errs, metav1validation.ValidateLabels(spec.PodLabels, fld.Child("podLabels"))...)
 		for _, k := range slices.Sorted(maps.Keys(spec.PodLabels)) {
-			if slices.Contains(OwnedPodLabels, k) {
+			if slices.Contains(webappv1.OwnedPodLabels, k) {
 				errs = append(errs, field.Forbidden(fld.Child("podLabels").Key(k), "the hook sets this label itself"))
 			}
 		}
@@ -367,7 +441,7 @@ func validatePodMetadata(spec *webappv1.WebAppSpec, fld *field.Path) field.Error
 	if len(spec.PodAnnotations) > 0 {
 		errs = append(errs, apivalidation.ValidateAnnotations(spec.PodAnnotations, fld.Child("podAnnotations"))...)
 		for _, k := range slices.Sorted(maps.Keys(spec.PodAnnotations)) {
-			if slices.Contains(OwnedPodAnnotations, k) {
+			if slices.Contains(webappv1.OwnedPodAnnotations, k) {
 				errs = append(errs, field.Forbidden(fld.Child("podAnnotations").Key(k), "the hook sets this annotation itself"))
 			}
 		}
@@ -375,26 +449,20 @@ func validatePodMetadata(spec *webappv1.WebAppSpec, fld *field.Path) field.Error
 	return errs
 }
 
-// DefaultTerminationGracePeriodSeconds is a pod's terminationGracePeriodSeconds when it sets none.
-const DefaultTerminationGracePeriodSeconds = 30
-
-// MaxShutdownDelaySeconds bounds spec.shutdownDelaySeconds, as the CRD does.
-const MaxShutdownDelaySeconds = 3600
-
-// validateShutdown reports a shutdown delay outside [1, MaxShutdownDelaySeconds] or not below
-// the termination grace period (DefaultTerminationGracePeriodSeconds when unset), a negative
+// validateShutdown reports a shutdown delay outside [1, webappv1.MaxShutdownDelaySeconds] or not below
+// the termination grace period (webappv1.DefaultTerminationGracePeriodSeconds when unset), a negative
 // grace period, and lifecycle handlers the kubelet could not run.
 func validateShutdown(spec *webappv1.WebAppSpec, fld *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	grace := int64(DefaultTerminationGracePeriodSeconds)
+	grace := int64(webappv1.DefaultTerminationGracePeriodSeconds)
 	if g := spec.TerminationGracePeriodSeconds; g != nil {
 		grace = *g
 	}
 	if d := spec.ShutdownDelaySeconds; d != nil {
 		f := fld.Child("shutdownDelaySeconds")
 		switch {
-		case *d < 1 || *d > MaxShutdownDelaySeconds:
-			errs = append(errs, field.Invalid(f, *d, validation.InclusiveRangeError(1, MaxShutdownDelaySeconds)))
+		case *d < 1 || *d > webappv1.MaxShutdownDelaySeconds:
+			errs = append(errs, field.Invalid(f, *d, validation.InclusiveRangeError(1, webappv1.MaxShutdownDelaySeconds)))
 		case int64(*d) >= grace:
 			errs = append(errs, field.Invalid(f, *d, fmt.Sprintf("must be less than terminationGracePeriodSeconds (%d), or the pod is killed before it stops", grace)))
 		}
@@ -405,30 +473,6 @@ func validateShutdown(spec *webappv1.WebAppSpec, fld *field.Path) field.ErrorLis
 	if l := spec.Lifecycle; l != nil {
 		errs = append(errs, validateHandler(l.PostStart, grace, fld.Child("lifecycle", "postStart"))...)
 		errs = append(errs, validateHandler(l.PreStop, grace, fld.Child("lifecycle", "preStop"))...)
-	}
-	return errs
-}
-
-// validateHandler reports a lifecycle handler, when set, without exactly one action, with an
-// action the kubelet could not run or that names a host (validateActions), or with a sleep that
-// is negative or outlasts the grace period.
-func validateHandler(h *corev1.LifecycleHandler, grace int64, fld *field.Path) field.ErrorList {
-	if h == nil {
-		return nil
-	}
-	var errs field.ErrorList
-	n := 0
-	for _, set := range []bool{h.Exec != nil, h.HTTPGet != nil, h.TCPSocket != nil, h.Sleep != nil} {
-		if set {
-			n++
-		}
-	}
-	if n != 1 {
-		errs = append(errs, field.Invalid(fld, field.OmitValueType{}, fmt.Sprintf("needs exactly one of exec, httpGet, tcpSocket or sleep, got %d", n)))
-	}
-	errs = append(errs, validateActions(h.Exec, h.HTTPGet, h.TCPSocket, "a lifecycle hook calls the pod itself", fld)...)
-	if s := h.Sleep; s != nil && (s.Seconds < 0 || s.Seconds > grace) {
-		errs = append(errs, field.Invalid(fld.Child("sleep", "seconds"), s.Seconds, fmt.Sprintf("must be between 0 and terminationGracePeriodSeconds (%d)", grace)))
 	}
 	return errs
 }

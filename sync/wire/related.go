@@ -1,4 +1,4 @@
-package sync
+package wire
 
 import (
 	"crypto/hmac"
@@ -10,15 +10,17 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/example/webapp-operator/sync"
 )
 
 // wireRelated decodes one related object by the kind it is filed under, keeping only what the
 // decision reads; objects of other kinds are skipped.
 type wireRelated struct {
-	pod       *RelatedPod
-	config    *ConfigRef
+	pod       *sync.RelatedPod
+	config    *sync.ConfigRef
 	digest    string
-	gateway   *RelatedGateway
+	gateway   *sync.RelatedGateway
 	namespace string
 }
 
@@ -31,8 +33,8 @@ func (w *wireRelated) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	if k := dec.PeekKind(); k != '{' {
 		return &RequestError{Field: fieldPath(at), Problem: "expected object, got JSON " + kindName(k)}
 	}
-	switch k := kindByKey(at.Parent().LastToken()); k {
-	case PodKind:
+	switch k := sync.KindByKey(at.Parent().LastToken()); k {
+	case sync.PodKind:
 		var p struct {
 			Metadata metav1.ObjectMeta `json:"metadata"`
 			Spec     struct {
@@ -46,12 +48,12 @@ func (w *wireRelated) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		if err := jsonv2.UnmarshalDecode(dec, &p, decodeOptions); err != nil {
 			return err
 		}
-		w.pod = &RelatedPod{ObjectMeta: p.Metadata, Images: map[string]string{}, Status: p.Status}
+		w.pod = &sync.RelatedPod{ObjectMeta: p.Metadata, Images: map[string]string{}, Status: p.Status}
 		for _, c := range p.Spec.Containers {
 			w.pod.Images[c.Name] = c.Image
 		}
 		w.namespace = p.Metadata.Namespace
-	case ConfigMapKind, SecretKind:
+	case sync.ConfigMapKind, sync.SecretKind:
 		var c struct {
 			Kind     string `json:"kind"`
 			Metadata struct {
@@ -65,23 +67,23 @@ func (w *wireRelated) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		if err := jsonv2.UnmarshalDecode(dec, &c); err != nil {
 			return err
 		}
-		w.config = &ConfigRef{Kind: k.Kind, Name: c.Metadata.Name}
+		w.config = &sync.ConfigRef{Kind: k.Kind, Name: c.Metadata.Name}
 		w.digest = configDigest(c.Metadata.UID, c.Data, c.BinaryData)
 		w.namespace = c.Metadata.Namespace
-	case GatewayKind:
+	case sync.GatewayKind:
 		var g struct {
 			Metadata struct {
 				Name      string `json:"name"`
 				Namespace string `json:"namespace"`
 			} `json:"metadata"`
 			Spec struct {
-				Listeners []RelatedListener `json:"listeners"`
+				Listeners []sync.RelatedListener `json:"listeners"`
 			} `json:"spec"`
 		}
 		if err := jsonv2.UnmarshalDecode(dec, &g, decodeOptions); err != nil {
 			return err
 		}
-		w.gateway = &RelatedGateway{Namespace: g.Metadata.Namespace, Name: g.Metadata.Name, Listeners: g.Spec.Listeners}
+		w.gateway = &sync.RelatedGateway{Namespace: g.Metadata.Namespace, Name: g.Metadata.Name, Listeners: g.Spec.Listeners}
 		w.namespace = g.Metadata.Namespace
 	default:
 		return dec.SkipValue()
@@ -110,9 +112,9 @@ func configDigest(uid string, data ...jsontext.Value) string {
 }
 
 // related collects the related objects, sorted: the pods, ConfigMaps and Secrets of the parent's
-// namespace, and the Gateways of any (Related).
-func related(groups map[string]map[string]wireRelated, namespace string) Related {
-	r := Related{Kinds: map[string]bool{}, Config: map[ConfigRef]string{}}
+// namespace, and the Gateways of any (sync.Related).
+func related(groups map[string]map[string]wireRelated, namespace string) sync.Related {
+	r := sync.Related{Kinds: map[string]bool{}, Config: map[sync.ConfigRef]string{}}
 	for group, objects := range groups {
 		r.Kinds[group] = true
 		for _, w := range objects {

@@ -1,26 +1,64 @@
-package sync
+package validation
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"regexp"
+	"slices"
 	"strings"
 
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
 )
 
-// Limits of spec.route: those of the HTTPRoute schema, which the route must pass.
-const (
-	// MaxRouteHostnames is the most hostnames an HTTPRoute takes.
-	MaxRouteHostnames = 16
-	// MaxRouteParentRefs is the most parentRefs an HTTPRoute takes.
-	MaxRouteParentRefs = 32
-	// MaxRoutePathLength is the longest path an HTTPRoute match takes.
-	MaxRoutePathLength = 1024
-)
+// The rules of what routes traffic to the WebApp's Service: spec.ingress and spec.route, which
+// must pass the Ingress and HTTPRoute schemas.
+
+// validateIngress reports an Ingress that no controller could serve, or that has no Service to
+// route to (hasPort false).
+func validateIngress(in *webappv1.Ingress, hasPort bool, fld *field.Path) field.ErrorList {
+	if in == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	host := strings.TrimPrefix(in.Host, "*.")
+	switch {
+	case in.Host == "":
+		errs = append(errs, field.Required(fld.Child("host"), ""))
+	case len(validation.IsDNS1123Subdomain(host)) > 0:
+		errs = append(errs, field.Invalid(fld.Child("host"), Short(in.Host), validation.IsDNS1123Subdomain(host)[0]))
+	case strings.Contains(host, "*"):
+		errs = append(errs, field.Invalid(fld.Child("host"), Short(in.Host), "a wildcard may only be the first label"))
+	}
+	if in.Path != "" && !strings.HasPrefix(in.Path, "/") {
+		errs = append(errs, field.Invalid(fld.Child("path"), Short(in.Path), "must start with /"))
+	}
+	pathTypes := []networkingv1.PathType{networkingv1.PathTypePrefix, networkingv1.PathTypeExact, networkingv1.PathTypeImplementationSpecific}
+	if t := in.PathType; t != nil && !slices.Contains(pathTypes, *t) {
+		errs = append(errs, field.NotSupported(fld.Child("pathType"), Short(string(*t)), pathTypes))
+	}
+	if c := in.ClassName; c != nil {
+		if msgs := validation.IsDNS1123Subdomain(*c); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(fld.Child("className"), Short(*c), msgs[0]))
+		}
+	}
+	if in.TLS != nil {
+		errs = append(errs, validateObjectName(in.TLS.SecretName, fld.Child("tls", "secretName"))...)
+	}
+	for _, k := range slices.Sorted(maps.Keys(in.Annotations)) {
+		if msgs := validation.IsQualifiedName(strings.ToLower(k)); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(fld.Child("annotations"), Short(k), msgs[0]))
+		}
+	}
+	if !hasPort {
+		errs = append(errs, field.Invalid(fld, field.OmitValueType{}, "needs spec.port: the Ingress routes to the Service that port makes"))
+	}
+	return errs
+}
 
 // routePathChars is the grammar of a path an HTTPRoute's PathPrefix or Exact match accepts: "/"
 // then RFC 3986 path characters and %-escapes, as the Gateway API's HTTPPathMatch rule says.
@@ -29,7 +67,7 @@ var routePathChars = regexp.MustCompile(`^/(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|[%][
 // validateRoute reports a route the HTTPRoute schema would refuse, one Metacontroller could not
 // merge (parentRefs with the same name, or all with a port and two with the same), one with no
 // Gateway to attach to, or one with no Service to route to (hasPort false). Without parentRefs,
-// the message says to set them or --default-gateway: Defaults.Apply has already put the
+// the message says to set them or --default-gateway: sync.Defaults.Apply has already put the
 // install's Gateway there when it has one.
 func validateRoute(r *webappv1.Route, hasPort bool, fld *field.Path) field.ErrorList {
 	if r == nil {
@@ -40,20 +78,20 @@ func validateRoute(r *webappv1.Route, hasPort bool, fld *field.Path) field.Error
 	switch {
 	case len(r.Hostnames) == 0:
 		errs = append(errs, field.Required(hosts, "at least one DNS name clients use, such as app.example.com"))
-	case len(r.Hostnames) > MaxRouteHostnames:
-		errs = append(errs, field.TooMany(hosts, len(r.Hostnames), MaxRouteHostnames))
+	case len(r.Hostnames) > webappv1.MaxRouteHostnames:
+		errs = append(errs, field.TooMany(hosts, len(r.Hostnames), webappv1.MaxRouteHostnames))
 	}
 	seen := map[string]bool{}
 	for i, h := range r.Hostnames {
 		errs = append(errs, validateRouteHostname(string(h), hosts.Index(i))...)
 		if seen[string(h)] {
-			errs = append(errs, field.Duplicate(hosts.Index(i), short(string(h))))
+			errs = append(errs, field.Duplicate(hosts.Index(i), Short(string(h))))
 		}
 		seen[string(h)] = true
 	}
 	errs = append(errs, validateRoutePath(r.Path, fld.Child("path"))...)
 	if t := r.PathType; t != "" && t != webappv1.RoutePathPrefix && t != webappv1.RoutePathExact {
-		errs = append(errs, field.NotSupported(fld.Child("pathType"), short(string(t)), []webappv1.RoutePathType{webappv1.RoutePathPrefix, webappv1.RoutePathExact}))
+		errs = append(errs, field.NotSupported(fld.Child("pathType"), Short(string(t)), []webappv1.RoutePathType{webappv1.RoutePathPrefix, webappv1.RoutePathExact}))
 	}
 	errs = append(errs, validateParentRefs(r.ParentRefs, fld.Child("parentRefs"))...)
 	if !hasPort {
@@ -77,7 +115,7 @@ func validateRouteHostname(h string, fld *field.Path) field.ErrorList {
 		msgs = validation.IsDNS1123Subdomain(h)
 	}
 	if len(msgs) > 0 {
-		return field.ErrorList{field.Invalid(fld, short(h), msgs[0])}
+		return field.ErrorList{field.Invalid(fld, Short(h), msgs[0])}
 	}
 	return nil
 }
@@ -87,8 +125,8 @@ func validateRouteHostname(h string, fld *field.Path) field.ErrorList {
 func validateRoutePath(path string, fld *field.Path) field.ErrorList {
 	var problem string
 	switch {
-	case len(path) > MaxRoutePathLength:
-		return field.ErrorList{field.TooLong(fld, short(path), MaxRoutePathLength)}
+	case len(path) > webappv1.MaxRoutePathLength:
+		return field.ErrorList{field.TooLong(fld, Short(path), webappv1.MaxRoutePathLength)}
 	case !strings.HasPrefix(path, "/"):
 		problem = "must start with /"
 	case !routePathChars.MatchString(path):
@@ -101,7 +139,7 @@ func validateRoutePath(path string, fld *field.Path) field.ErrorList {
 	default:
 		return nil
 	}
-	return field.ErrorList{field.Invalid(fld, short(path), problem)}
+	return field.ErrorList{field.Invalid(fld, Short(path), problem)}
 }
 
 // validateParentRefs reports parentRefs that are missing, too many, or name no Gateway, and
@@ -112,8 +150,8 @@ func validateParentRefs(refs []webappv1.RouteParentRef, fld *field.Path) field.E
 	switch {
 	case len(refs) == 0:
 		return field.ErrorList{field.Required(fld, "name the Gateway to attach to, or start the hook with --default-gateway namespace/name[/section]")}
-	case len(refs) > MaxRouteParentRefs:
-		return field.ErrorList{field.TooMany(fld, len(refs), MaxRouteParentRefs)}
+	case len(refs) > webappv1.MaxRouteParentRefs:
+		return field.ErrorList{field.TooMany(fld, len(refs), webappv1.MaxRouteParentRefs)}
 	}
 	var errs field.ErrorList
 	names := map[string]int{}
@@ -124,20 +162,20 @@ func validateParentRefs(refs []webappv1.RouteParentRef, fld *field.Path) field.E
 		if ref.Name == "" {
 			errs = append(errs, field.Required(at.Child("name"), "the Gateway's name"))
 		} else if msgs := validation.IsDNS1123Subdomain(ref.Name); len(msgs) > 0 {
-			errs = append(errs, field.Invalid(at.Child("name"), short(ref.Name), msgs[0]))
+			errs = append(errs, field.Invalid(at.Child("name"), Short(ref.Name), msgs[0]))
 		} else if j, ok := names[ref.Name]; ok {
-			errs = append(errs, field.Invalid(at.Child("name"), short(ref.Name), fmt.Sprintf("is also parentRefs[%d]'s: Metacontroller merges parentRefs by name, so each must name a Gateway of a different name", j)))
+			errs = append(errs, field.Invalid(at.Child("name"), Short(ref.Name), fmt.Sprintf("is also parentRefs[%d]'s: Metacontroller merges parentRefs by name, so each must name a Gateway of a different name", j)))
 		} else {
 			names[ref.Name] = i
 		}
 		if ns := ref.Namespace; ns != nil {
 			if msgs := validation.IsDNS1123Label(string(*ns)); len(msgs) > 0 {
-				errs = append(errs, field.Invalid(at.Child("namespace"), short(string(*ns)), msgs[0]))
+				errs = append(errs, field.Invalid(at.Child("namespace"), Short(string(*ns)), msgs[0]))
 			}
 		}
 		if s := ref.SectionName; s != nil {
 			if msgs := validation.IsDNS1123Subdomain(string(*s)); len(msgs) > 0 {
-				errs = append(errs, field.Invalid(at.Child("sectionName"), short(string(*s)), msgs[0]))
+				errs = append(errs, field.Invalid(at.Child("sectionName"), Short(string(*s)), msgs[0]))
 			}
 		}
 		errs = append(errs, validateRange(ref.Port, webappv1.MinPort, webappv1.MaxPort, at.Child("port"))...)

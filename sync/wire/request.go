@@ -1,4 +1,4 @@
-package sync
+package wire
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/sync"
 )
 
 // DecodeRequest decodes a Metacontroller sync or finalize request body, in either hook version.
@@ -21,9 +22,9 @@ import (
 // It returns a *RequestError when the body is not one JSON object, has no parent.metadata.name or
 // namespace, has a wrong type outside parent.spec, or has a child without apiVersion, kind or
 // metadata.name, or of a kind the hook builds that does not fit its Go type. Problems inside
-// parent.spec are not errors here: they are recorded in Parent.SpecErrors, so that the decision
+// parent.spec are not errors here: they are recorded in sync.Parent.SpecErrors, so that the decision
 // can answer Invalid and keep every child. The result does not alias body.
-func DecodeRequest(body []byte) (*Request, error) {
+func DecodeRequest(body []byte) (*sync.Request, error) {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
 		return nil, &RequestError{Problem: "empty body: a JSON object is required"}
@@ -48,8 +49,8 @@ func DecodeRequest(body []byte) (*Request, error) {
 	case p.Kind != "" && p.Kind != webappv1.Kind:
 		return nil, &RequestError{Field: "parent.kind", Problem: fmt.Sprintf("must be %s, got %q", webappv1.Kind, p.Kind)}
 	}
-	req := &Request{
-		Parent: Parent{
+	req := &sync.Request{
+		Parent: sync.Parent{
 			Name:       p.Metadata.Name,
 			Namespace:  p.Metadata.Namespace,
 			Generation: p.Metadata.Generation,
@@ -103,7 +104,7 @@ func (w *wireController) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 // childResources are the kinds the childResources of the controller at w in body name, read
 // leniently: a controller that does not fit (a test's "controller": {}, or none) names none, and
 // is never an error.
-func (w wireController) childResources(body []byte) []*Kind {
+func (w wireController) childResources(body []byte) []*sync.Kind {
 	if w.end <= w.start || w.end > int64(len(body)) {
 		return nil
 	}
@@ -118,16 +119,16 @@ func (w wireController) childResources(body []byte) []*Kind {
 	if jsonv2.Unmarshal(body[w.start:w.end], &c, decodeOptions) != nil {
 		return nil
 	}
-	var kinds []*Kind
+	var kinds []*sync.Kind
 	for _, r := range c.Spec.ChildResources {
-		if k := kindByResource(r.APIVersion, r.Resource); k != nil && k.Built {
+		if k := sync.KindByResource(r.APIVersion, r.Resource); k != nil && k.Built {
 			kinds = append(kinds, k)
 		}
 	}
 	return kinds
 }
 
-// childKinds is Request.ChildKinds: the keys of the children object or, for a request without
+// childKinds is sync.Request.ChildKinds: the keys of the children object or, for a request without
 // children, the kinds the hook builds among the controller's childResources; nil when there are
 // neither.
 func childKinds(body []byte, groups map[string]map[string]wireChild, c wireController) map[string]bool {
@@ -164,8 +165,8 @@ type wireParent struct {
 // taking from body the Raw of each child that was decoded in place.
 // The keys are never read: the same object under two keys is one child, the last one read
 // winning, and a child's namespace defaults to the parent's.
-func children(body []byte, groups map[string]map[string]wireChild, namespace string) []Child {
-	var out []Child
+func children(body []byte, groups map[string]map[string]wireChild, namespace string) []sync.Child {
+	var out []sync.Child
 	seen := map[childKey]int{} // identity to index in out
 	for _, group := range sortedKeys(groups) {
 		for _, key := range sortedKeys(groups[group]) {
@@ -204,7 +205,7 @@ type childKey struct{ apiVersion, kind, namespace, name string }
 
 // sortChildren orders children by kind, apiVersion, namespace and name, so that answers never
 // depend on map order.
-func sortChildren(cs []Child) {
+func sortChildren(cs []sync.Child) {
 	sort.Slice(cs, func(i, j int) bool {
 		a, b := cs[i], cs[j]
 		if a.Kind != b.Kind {
