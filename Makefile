@@ -11,7 +11,7 @@ PLATFORMS ?= linux/amd64,linux/arm64
 PUSH_FLAGS ?=
 FUZZTIME ?= 60s
 
-.PHONY: scale rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries fuzz bench bench-smoke load generate image image-push image-test docker-image deploy
+.PHONY: scale rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries node-binaries fuzz bench bench-smoke load generate image image-push image-test docker-image deploy
 
 ## run: serve the hooks on :8080
 run:
@@ -34,11 +34,16 @@ test:
 
 ## e2e: the end-to-end suite against etcd, kube-apiserver, kube-controller-manager,
 ## kube-scheduler and kwok built from source into bin/ (about 6 minutes the first time)
-e2e: kube-binaries
+e2e: kube-binaries node-binaries
 	go test -tags e2e -count=1 -timeout 20m ./e2e/...
 
 kube-binaries:
 	bash hack/kube-binaries.sh
+
+## node-binaries: the real node's kubelet, containerd, CNI plugins, images and registry in bin/,
+## from source (hack/node-binaries.sh; about 8 minutes the first time), and runc from Debian
+node-binaries:
+	bash hack/node-binaries.sh
 
 ## scale: the scale benchmark under the real Metacontroller, as shipped and without customize
 ## (N WebApps, default 300; BACKGROUND=1 adds 2,000 other pods and 200 Secrets of 100 KB)
