@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the parts of the end-to-end suite's real node into bin/ (git-ignored), all from the Go
-# module proxy, and installs runc from Debian (hack/container-tools.sh):
+# module proxy, and installs runc (hack/container-tools.sh) and iproute2 from Debian when missing:
 #   kubelet                                  k8s.io/kubernetes at the version of hack/kube/go.mod
 #   containerd, containerd-shim-runc-v2, ctr  github.com/containerd/containerd/v2 (CGO_ENABLED=0,
 #                                            tags no_btrfs no_devmapper no_zfs)
@@ -33,6 +33,12 @@ stamp() { echo "$2" > "$BIN/.$1.version"; }
 say() { printf '%s node-binaries: %s\n' "$(date +%T)" "$*" >&2; }
 
 bash hack/container-tools.sh runc
+# The suite makes the node's bridge with ip (iproute2).
+if ! command -v ip > /dev/null; then
+  say "installing iproute2 from Debian"
+  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends iproute2 > /dev/null
+fi
 
 missing=()
 for cmd in containerd containerd-shim-runc-v2 ctr; do

@@ -127,18 +127,19 @@ func main() {
 	}
 	log.Printf("serving on %s after %s", l.Addr(), time.Since(start).Round(time.Millisecond))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	var stopping atomic.Bool
 	go func() {
 		sigs := make(chan os.Signal, 1)
 		signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 		s := <-sigs
 		log.Printf("%s at %s: closing", s, time.Now().UTC().Format(time.RFC3339Nano))
-		l.Close()
+		stopping.Store(true)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		srv.Shutdown(ctx)
 		os.Exit(0)
 	}()
-	if err := srv.Serve(l); err != nil && err != http.ErrServerClosed {
+	if err := srv.Serve(l); err != nil && err != http.ErrServerClosed && !stopping.Load() {
 		log.Fatal(err)
 	}
 	select {} // the signal handler exits
