@@ -222,6 +222,9 @@ func startNode(bin, dir string) (n *realNode, err error) {
 		return n, fmt.Errorf("ctr images import pause.tar: %v: %s", err, out)
 	}
 
+	if err := makeCgroups(n.cgroup); err != nil {
+		return n, err
+	}
 	port := freePort()
 	if err := os.WriteFile(filepath.Join(dir, "kubelet.yaml"), []byte(kubeletConfig(n, port)), 0o644); err != nil {
 		return n, err
@@ -499,6 +502,12 @@ func (n *realNode) stop() (left []string) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+	// The kubelet bind-mounts its root directory onto itself, to make it a shared mount for mount
+	// propagation, and leaves that for whoever stops it: that one is not left behind.
+	root := filepath.Join(n.dir, "kubelet")
+	if slices.Contains(mountsUnder(n.dir), root) {
+		syscall.Unmount(root, syscall.MNT_DETACH)
+	}
 	if mounts := mountsUnder(n.dir); len(mounts) > 0 {
 		left = append(left, fmt.Sprintf("%d mounts under the node's directory (%s)", len(mounts), mounts[0]))
 		for _, m := range mounts {
@@ -586,6 +595,36 @@ func vethsOn(bridge string) []string {
 		}
 	}
 	return names
+}
+
+// makeCgroups makes the kubelet's cgroup root in every hierarchy, as the kubelet requires; under
+// cgroup v1 a new cpuset gets its parent's CPUs and memory nodes, without which no task may join.
+func makeCgroups(root string) error {
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+		return os.MkdirAll(filepath.Join("/sys/fs/cgroup", root), 0o755)
+	}
+	hierarchies, _ := filepath.Glob("/sys/fs/cgroup/*")
+	for _, h := range hierarchies {
+		if _, err := os.Stat(filepath.Join(h, "cgroup.procs")); err != nil {
+			continue
+		}
+		d := filepath.Join(h, root)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("cgroup %s: %w", d, err)
+		}
+		if filepath.Base(h) == "cpuset" {
+			for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
+				b, err := os.ReadFile(filepath.Join(h, f))
+				if err != nil {
+					return err
+				}
+				if err := os.WriteFile(filepath.Join(d, f), b, 0o644); err != nil {
+					return fmt.Errorf("%s: %w", filepath.Join(d, f), err)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // removeCgroups removes the kubelet's cgroup root from every hierarchy, deepest first, and returns
