@@ -35,7 +35,7 @@ test:
 ## e2e: the end-to-end suite against etcd, kube-apiserver, kube-controller-manager,
 ## kube-scheduler and kwok built from source into bin/ (about 6 minutes the first time)
 e2e: kube-binaries node-binaries
-	go test -tags e2e -count=1 -timeout 20m ./e2e/...
+	go test -tags e2e -count=1 -timeout 30m ./e2e/...
 
 kube-binaries:
 	bash hack/kube-binaries.sh

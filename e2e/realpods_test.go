@@ -440,8 +440,17 @@ func realMissingImage(t *testing.T, n *realNode) {
 	})
 	r, msg := readyCondition(st)
 	tl.mark(t, "WebApp %s %s: %s", st.Phase, r, msg)
-	if st.Phase != webappv1.PhaseDegraded || !strings.Contains(msg, "testapp:missing") {
-		t.Errorf("status %s %q; want Degraded, naming the image", st.Phase, msg)
+	if st.Phase != webappv1.PhaseDegraded || !strings.Contains(msg, "cannot start: "+r) {
+		t.Errorf("status %s %q; want Degraded, saying the pod cannot start for %s", st.Phase, msg, r)
+	}
+	// The kubelet's own message names the image and says it is not found. (The WebApp quotes its
+	// first 80 characters, which containerd's "rpc error: code = NotFound desc = failed to pull
+	// and unpack image" prefix mostly fills.)
+	for _, p := range podsNow(ns, "missing") {
+		waiting := fmt.Sprint(field(p, "status", "containerStatuses", 0, "state", "waiting", "message"))
+		if !strings.Contains(waiting, image) || !strings.Contains(waiting, "not found") {
+			t.Errorf("the kubelet says %q; want the image named and not found", waiting)
+		}
 	}
 }
 
