@@ -5,6 +5,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"strings"
 	gosync "sync"
 	"testing"
 	"time"
@@ -44,18 +45,26 @@ func (tl *timeline) mark(t *testing.T, format string, args ...any) time.Duration
 	return d
 }
 
-// printTimelines prints every recorded timeline on stderr, at the end of the suite.
+// timelinesFile is where printTimelines also writes them: go test shows a passing package's
+// output only with -v, and make e2e runs without it.
+const timelinesFile = "../bin/e2e-timelines.txt"
+
+// printTimelines prints every recorded timeline on stderr, at the end of the suite, and writes
+// them to timelinesFile.
 func printTimelines() {
 	timelinesMu.Lock()
 	defer timelinesMu.Unlock()
 	if len(timelines) == 0 {
 		return
 	}
-	fmt.Fprintln(os.Stderr, "e2e: timelines of the real-pod scenarios:")
+	var b strings.Builder
+	fmt.Fprintf(&b, "e2e: timelines of the real-pod scenarios (%s):\n", time.Now().UTC().Format(time.RFC3339))
 	for _, tl := range timelines {
-		fmt.Fprintf(os.Stderr, "  %s\n", tl.name)
+		fmt.Fprintf(&b, "  %s\n", tl.name)
 		for _, m := range tl.marks {
-			fmt.Fprintf(os.Stderr, "    %s\n", m)
+			fmt.Fprintf(&b, "    %s\n", m)
 		}
 	}
+	fmt.Fprint(os.Stderr, b.String())
+	os.WriteFile(timelinesFile, []byte(b.String()), 0o644)
 }
