@@ -10,7 +10,7 @@
 #                                            test app, with no Docker engine
 #   webapp-e2e-registry                      hack/node/registry: a registry on loopback for them
 # A binary already built at the pinned version is reused; the images and the registry, seconds to
-# build, are built every time from the checkout.
+# build, are rebuilt when hack/node's sources change.
 #
 # First build on 2 cores: about 8 minutes (kubelet about 4, containerd about 3); seconds once cached.
 set -euo pipefail
@@ -69,7 +69,14 @@ if ! fresh kubelet "$KUBE_VERSION"; then
   (cd hack/kube && go build -trimpath -o "$BIN/kubelet" k8s.io/kubernetes/cmd/kubelet)
   stamp kubelet "$KUBE_VERSION"
 fi
-say "building the node's images and the registry from hack/node"
-go run -C hack/node ./images -out "$BIN/node-images"
-go build -C hack/node -trimpath -o "$BIN/webapp-e2e-registry" ./registry
+# The images and the registry are stamped with the hash of hack/node's sources: rebuilt when
+# those change, never under a suite that is reading them.
+NODE_SOURCES=$(find hack/node -type f \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' \) | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)
+if ! fresh webapp-e2e-registry "$NODE_SOURCES" || [ "$(cat "$BIN/node-images/.version" 2>/dev/null)" != "$NODE_SOURCES" ]; then
+  say "building the node's images and the registry from hack/node ($NODE_SOURCES)"
+  go run -C hack/node ./images -out "$BIN/node-images"
+  echo "$NODE_SOURCES" > "$BIN/node-images/.version"
+  go build -C hack/node -trimpath -o "$BIN/webapp-e2e-registry" ./registry
+  stamp webapp-e2e-registry "$NODE_SOURCES"
+fi
 say "ready in $BIN: kubelet containerd containerd-shim-runc-v2 ctr cni-plugins/{bridge,host-local,loopback,portmap} node-images webapp-e2e-registry; $(runc --version | head -1)"
