@@ -29,6 +29,7 @@ func TestRealPods(t *testing.T) {
 	realInstall(t, "e2e/testdata/pod-diagnosis")
 
 	t.Run("ready", func(t *testing.T) { realReady(t, n) })
+	t.Run("readiness lost", func(t *testing.T) { realReadinessLost(t, n) })
 	t.Run("rollout maxUnavailable 0", func(t *testing.T) { realRollout(t, n) })
 	t.Run("restricted", func(t *testing.T) { realRestricted(t, n) })
 	t.Run("root image refused", func(t *testing.T) { realRootRefused(t, n, true) })
@@ -191,6 +192,60 @@ func realReady(t *testing.T, n *realNode) {
 	tl.mark(t, "GET / answered by each pod on its own address and port 8080")
 }
 
+// realReadinessLost: a pod whose readiness check starts failing (POST /ready/fail to the app)
+// leaves the EndpointSlice's ready addresses and the WebApp's ready count, keeps running, and
+// comes back when it answers again.
+func realReadinessLost(t *testing.T, n *realNode) {
+	ns := client.namespace(t, "real-unready")
+	tl := newTimeline(t)
+	if _, err := client.create(realWebApp(ns, "flaky", obj{"replicas": 2, "readinessProbe": fastProbe()})); err != nil {
+		t.Fatal(err)
+	}
+	tl.mark(t, "WebApp created: 2 replicas, readiness probe every second")
+	pods := waitReadyTimeline(t, tl, ns, "flaky", 2, 120*time.Second)
+	var name, ip, other string
+	for p, addr := range pods {
+		if name == "" {
+			name, ip = p, addr
+		} else {
+			other = addr
+		}
+	}
+	post := func(path string) {
+		t.Helper()
+		resp, err := (&http.Client{Timeout: 3 * time.Second}).Post(podURL(ip, path), "text/plain", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	post("/ready/fail")
+	tl.mark(t, "POST /ready/fail to pod %s", name)
+	st := waitStatus(t, ns, "flaky", "1 ready of 2", 60*time.Second, func(st webappv1.WebAppStatus) bool { return st.ReadyReplicas == 1 })
+	tl.mark(t, "WebApp %s ready=%v, %d of 2 ready", st.Phase, st.Ready, st.ReadyReplicas)
+	waitFor(t, "the EndpointSlice to list only the other pod as ready", 30*time.Second, func() (bool, error) {
+		return slices.Equal(endpointAddresses(t, ns, "flaky", true), []string{other}), nil
+	})
+	tl.mark(t, "EndpointSlice ready addresses: only %s", other)
+	if st.Ready {
+		t.Errorf("status %+v; want not ready with a pod unready", st)
+	}
+	if _, err := httpGet(podURL(ip, "/")); err != nil {
+		t.Errorf("the unready pod stopped serving: %v; want it running, only out of the endpoints", err)
+	}
+	post("/ready/ok")
+	tl.mark(t, "POST /ready/ok")
+	waitStatus(t, ns, "flaky", "Ready again", 60*time.Second, func(st webappv1.WebAppStatus) bool {
+		return st.Phase == webappv1.PhaseReady && st.ReadyReplicas == 2
+	})
+	tl.mark(t, "WebApp Ready again, 2 of 2")
+	for _, p := range podsNow(ns, "flaky") {
+		if r, _ := field(p, "status", "containerStatuses", 0, "restartCount").(float64); r != 0 {
+			t.Errorf("pod %v restarted %v times; a failing readiness probe restarts nothing", field(p, "metadata", "name"), r)
+		}
+	}
+}
+
 // endpointAddresses lists the addresses of the Service's EndpointSlices, sorted; with ready, only
 // those whose condition ready is true.
 func endpointAddresses(t *testing.T, ns, service string, ready bool) []string {
@@ -328,11 +383,17 @@ func realRestricted(t *testing.T, n *realNode) {
 			t.Fatal(err)
 		}
 		var id struct {
-			UID                         int
+			UID, GID                    int
 			CapEff, Seccomp, NoNewPrivs string
 		}
 		json.Unmarshal([]byte(body), &id)
 		tl.mark(t, "pod %s sees itself as %s", name, strings.TrimSpace(body))
+		if id.GID == 0 {
+			// The kubelet passes the image's uid as runAsUser, and the runtime then takes the group
+			// from the image's /etc/passwd, which a static image has not: group 0, whatever the
+			// image's USER says. podSecurityContext.runAsGroup sets another.
+			tl.mark(t, "note: group 0 (the image says 65532:65532; the kubelet passes only the uid)")
+		}
 		if id.UID == 0 || id.CapEff != "0000000000000000" || id.Seccomp != "2" || id.NoNewPrivs != "1" {
 			t.Errorf("the app runs as %+v; want a non-root uid, no capability, seccomp filter mode 2 and no new privileges", id)
 		}
