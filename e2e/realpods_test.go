@@ -501,12 +501,12 @@ func realMissingImage(t *testing.T, n *realNode) {
 	})
 	r, msg := readyCondition(st)
 	tl.mark(t, "WebApp %s %s: %s", st.Phase, r, msg)
-	if st.Phase != webappv1.PhaseDegraded || !strings.Contains(msg, "cannot start: "+r) {
-		t.Errorf("status %s %q; want Degraded, saying the pod cannot start for %s", st.Phase, msg, r)
+	// The WebApp quotes the start of the kubelet's message, without containerd's gRPC prefix
+	// ("rpc error: code = NotFound desc = "), which would leave no room for the image.
+	if st.Phase != webappv1.PhaseDegraded || !strings.Contains(msg, "cannot start: "+r) || !strings.Contains(msg, image) {
+		t.Errorf("status %s %q; want Degraded, saying the pod cannot start for %s, naming the image", st.Phase, msg, r)
 	}
-	// The kubelet's own message names the image and says it is not found. (The WebApp quotes its
-	// first 80 characters, which containerd's "rpc error: code = NotFound desc = failed to pull
-	// and unpack image" prefix mostly fills.)
+	// The kubelet's own message names the image and says it is not found.
 	for _, p := range podsNow(ns, "missing") {
 		waiting := fmt.Sprint(field(p, "status", "containerStatuses", 0, "state", "waiting", "message"))
 		if !strings.Contains(waiting, image) || !strings.Contains(waiting, "not found") {
