@@ -45,6 +45,9 @@ type realNode struct {
 	cgroup  string // the kubelet's cgroupRoot, under each cgroup v1 hierarchy
 	procs   []*process
 	started time.Time
+	// made are the machine's own paths that the kubelet and containerd use whatever their
+	// configuration says, and that did not exist before the node started: stop removes them.
+	made []string
 	// registry is the loopback registry's host:port, registryPassword its private repositories'
 	// password.
 	registry, registryPassword string
@@ -154,6 +157,11 @@ func startNode(bin, dir string) (n *realNode, err error) {
 			}
 		}
 	}()
+	for _, p := range machinePaths {
+		if _, err := os.Lstat(p); os.IsNotExist(err) {
+			n.made = append(n.made, p)
+		}
+	}
 	for _, d := range []string{"cni", "certs.d", "kubelet", "pod-logs", "volume-plugins"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return n, err
@@ -522,7 +530,22 @@ func (n *realNode) stop() (left []string) {
 	if cg := removeCgroups(n.cgroup); len(cg) > 0 {
 		left = append(left, "cgroups "+strings.Join(cg, ", "))
 	}
+	// The kubelet's device-plugin socket is its alone, wherever --root-dir points.
+	os.Remove("/var/lib/kubelet/device-plugins/kubelet.sock")
+	for _, p := range n.made {
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			left = append(left, fmt.Sprintf("%s: %v", p, err))
+		}
+	}
 	return left
+}
+
+// machinePaths are the paths outside the node's directory that the kubelet and containerd use
+// whatever their configuration says, deepest first: the kubelet's device-plugin socket and the
+// /var/log/containers links, the CNI library's result cache, the shims' sockets.
+var machinePaths = []string{
+	"/var/lib/kubelet/device-plugins", "/var/lib/kubelet", "/var/log/containers",
+	"/var/lib/cni/results", "/var/lib/cni", "/run/containerd/s", "/run/containerd",
 }
 
 func (n *realNode) kubeletRunning() bool {
@@ -672,7 +695,7 @@ func stopNode() bool {
 }
 
 // realWebApp is a WebApp whose pods run on the real node: they select its label and tolerate its
-// taint. The image defaults to the test app's; spec's keys override.
+// taint. The image defaults to the test app's, port 8080, healthCheck /ready; spec's keys override.
 func realWebApp(ns, name string, spec obj) obj {
 	s := obj{
 		"image":        node.image("testapp:1"),
@@ -680,6 +703,11 @@ func realWebApp(ns, name string, spec obj) obj {
 		"healthCheck":  obj{"path": "/ready"},
 		"nodeSelector": obj{realNodeLabel: "real"},
 		"tolerations":  []any{obj{"key": realNodeTaint, "operator": "Exists", "effect": "NoSchedule"}},
+	}
+	// A readinessProbe of the scenario's own replaces the healthCheck, whose startupProbe checks
+	// every 10 s and so holds each new pod's readiness back by up to 10 s.
+	if _, ok := spec["readinessProbe"]; ok {
+		delete(s, "healthCheck")
 	}
 	for k, v := range spec {
 		s[k] = v
