@@ -530,8 +530,17 @@ func (n *realNode) stop() (left []string) {
 	if cg := removeCgroups(n.cgroup); len(cg) > 0 {
 		left = append(left, "cgroups "+strings.Join(cg, ", "))
 	}
-	// The kubelet's device-plugin socket is its alone, wherever --root-dir points.
+	// The kubelet's device-plugin socket is its alone, wherever --root-dir points. Its links in
+	// /var/log/containers to the logs of dead containers it had not yet collected point into the
+	// node's directory, which goes.
 	os.Remove("/var/lib/kubelet/device-plugins/kubelet.sock")
+	links, _ := os.ReadDir("/var/log/containers")
+	for _, l := range links {
+		p := filepath.Join("/var/log/containers", l.Name())
+		if target, err := os.Readlink(p); err == nil && strings.HasPrefix(target, n.dir+"/") {
+			os.Remove(p)
+		}
+	}
 	for _, p := range n.made {
 		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
 			left = append(left, fmt.Sprintf("%s: %v", p, err))
