@@ -748,5 +748,32 @@ func podsNow(ns, name string) []obj {
 	return list.Items
 }
 
+// kubeletLogTime returns the time of the kubelet's first log line that names pod and contains
+// marker. klog stamps lines with the time of day alone; the date is today's, in UTC, as the
+// suite runs the kubelet.
+func (n *realNode) kubeletLogTime(pod, marker string) (time.Time, bool) {
+	b, err := os.ReadFile(filepath.Join(n.dir, "kubelet.log"))
+	if err != nil {
+		return time.Time{}, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || !strings.Contains(line, marker) || !strings.Contains(line, pod) {
+			continue
+		}
+		tod, err := time.Parse("15:04:05.000000", f[1])
+		if err != nil {
+			continue
+		}
+		now := time.Now().UTC()
+		at := time.Date(now.Year(), now.Month(), now.Day(), tod.Hour(), tod.Minute(), tod.Second(), tod.Nanosecond(), time.UTC)
+		if at.After(now.Add(time.Hour)) {
+			at = at.AddDate(0, 0, -1) // the line is from before midnight
+		}
+		return at, true
+	}
+	return time.Time{}, false
+}
+
 // podURL is the URL of path on a pod's address and the WebApp's port.
 func podURL(ip, path string) string { return "http://" + net.JoinHostPort(ip, "8080") + path }

@@ -661,6 +661,19 @@ func realShutdownDelay(t *testing.T, n *realNode) {
 	}
 	served := lastAnswer.Sub(deleted)
 	tl.mark(t, "the pod answered for %.2fs after its deletion, then closed its port (SIGTERM)", served.Seconds())
+	// The kubelet's own log: when it saw the deletion, and when, the preStop hook done, it stopped
+	// the container (it logs "Killing container with a grace period" then sends SIGTERM).
+	seen, seenOK := n.kubeletLogTime(name, `"SyncLoop DELETE"`)
+	killed, killedOK := n.kubeletLogTime(name, `"Killing container with a grace period"`)
+	if seenOK && killedOK {
+		held := killed.Sub(seen)
+		tl.mark(t, "kubelet: DELETE seen %.2fs after the deletion; SIGTERM %.2fs after that (the 5 s preStop sleep)", seen.Sub(deleted).Seconds(), held.Seconds())
+		if held < 5*time.Second || held > 7*time.Second {
+			t.Errorf("the kubelet sent SIGTERM %s after it saw the deletion; want the 5 s of shutdownDelaySeconds", held)
+		}
+	} else {
+		t.Errorf("no SyncLoop DELETE or Killing container line for %s in the kubelet's log", name)
+	}
 	if served < 4500*time.Millisecond || served > 8*time.Second {
 		t.Errorf("the pod served %s after its deletion; want about the 5 s of shutdownDelaySeconds", served)
 	}
