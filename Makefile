@@ -10,8 +10,15 @@ PLATFORMS ?= linux/amd64,linux/arm64
 # Extra skopeo copy flags for image-push, e.g. --dest-creds or --dest-tls-verify=false.
 PUSH_FLAGS ?=
 FUZZTIME ?= 60s
+# Where `make chart` writes the packaged chart (git-ignored), and the OCI repository `make
+# chart-push` pushes it to: REGISTRY=oci://registry.example.com/charts.
+CHART_DIR ?= bin/chart
+CHART_VERSION := $(shell awk '$$1 == "version:" {print $$2; exit}' charts/webapp-operator/Chart.yaml)
+REGISTRY ?=
+# Extra helm push flags, e.g. --plain-http for a registry without TLS (credentials: helm registry login).
+CHART_PUSH_FLAGS ?=
 
-.PHONY: scale rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries node-binaries fuzz bench bench-smoke load generate image image-push image-test docker-image deploy
+.PHONY: helm chart chart-push chart-test scale rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries node-binaries fuzz bench bench-smoke load generate image image-push image-test docker-image deploy
 
 ## run: serve the hooks on :8080
 run:
@@ -33,10 +40,12 @@ test:
 	go test -race ./...
 
 ## e2e: the end-to-end suite against etcd, kube-apiserver, kube-controller-manager,
-## kube-scheduler and kwok built from source into bin/ (about 6 minutes the first time)
+## kube-scheduler and kwok built from source into bin/, and a real node (kubelet, containerd,
+## runc) beside the kwok one (about 15 minutes the first time)
 e2e: kube-binaries node-binaries
 	go test -tags e2e -count=1 -timeout 30m ./e2e/...
 
+## kube-binaries: the control plane, kwok, kubectl and helm into bin/ (hack/kube-binaries.sh)
 kube-binaries:
 	bash hack/kube-binaries.sh
 
@@ -44,6 +53,25 @@ kube-binaries:
 ## from source (hack/node-binaries.sh; about 8 minutes the first time), and runc from Debian
 node-binaries:
 	bash hack/node-binaries.sh
+
+## helm: bin/helm, the Helm CLI built from the Go module proxy at a pinned version (hack/helm.sh)
+helm:
+	bash hack/helm.sh
+
+## chart: lint charts/webapp-operator, then package it into CHART_DIR (bin/chart/)
+chart: helm
+	bin/helm lint --strict charts/webapp-operator
+	bin/helm package charts/webapp-operator --destination $(CHART_DIR)
+
+## chart-push: push the packaged chart to REGISTRY (oci://host/path) as an OCI artifact with helm
+## push; it prints the digest (credentials: bin/helm registry login)
+chart-push: chart
+	@test -n "$(REGISTRY)" || { echo "make chart-push needs REGISTRY=oci://registry.example.com/charts"; exit 2; }
+	bin/helm push $(CHART_DIR)/webapp-operator-$(CHART_VERSION).tgz $(REGISTRY) $(CHART_PUSH_FLAGS)
+
+## chart-test: make chart-push to a registry on loopback, then pull the chart back (hack/chart)
+chart-test: helm
+	cd hack/chart && go vet ./... && go test -count=1 -v -timeout 10m ./...
 
 ## scale: the scale benchmark under the real Metacontroller, as shipped and without customize
 ## (N WebApps, default 300; BACKGROUND=1 adds 2,000 other pods and 200 Secrets of 100 KB)

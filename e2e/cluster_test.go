@@ -34,9 +34,9 @@ type controlPlane struct {
 }
 
 // testUsers are users with no rights of their own beyond those of every authenticated user (the
-// apiserver authorizes with RBAC), for tests to bind roles to: alice, bob and carol as people,
-// metacontroller-e2e as a Metacontroller with least privilege.
-var testUsers = []string{"alice", "bob", "carol", "metacontroller-e2e"}
+// apiserver authorizes with RBAC), for tests to bind roles to: alice, bob, carol and dave as
+// people, metacontroller-e2e as a Metacontroller with least privilege.
+var testUsers = []string{"alice", "bob", "carol", "dave", "metacontroller-e2e"}
 
 type process struct {
 	name string
@@ -324,7 +324,7 @@ func binaries() (string, error) {
 		return "", err
 	}
 	bin := filepath.Join(root, "bin")
-	want := []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kubectl", "cert-manager-crds"}
+	want := []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kubectl", "cert-manager-crds", "helm"}
 	var missing []string
 	for _, name := range want {
 		if _, err := os.Stat(filepath.Join(bin, name)); err != nil {

@@ -384,6 +384,22 @@ func kubectl(t *testing.T, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// kubectlAs runs kubectl as one of testUsers, with that user's token and no other rights, and
+// returns its output and error, for a test to check a refusal.
+func kubectlAs(user string, args ...string) (string, error) {
+	dir, err := os.MkdirTemp("", "kubectl-"+user+"-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(strings.Replace(cluster.kubeconfig(), cluster.token, cluster.users[user], 1)), 0o600); err != nil {
+		return "", err
+	}
+	out, err := exec.Command(filepath.Join(cluster.bin, "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
 // replicasOf is a Deployment's spec.replicas as the apiserver stores it.
 func replicasOf(t *testing.T, ns, name string) any {
 	t.Helper()

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	webappv1 "github.com/example/webapp-operator/api/v1"
 	"github.com/example/webapp-operator/sync"
 )
@@ -399,6 +401,69 @@ func TestMetacontroller(t *testing.T) {
 		dep := mustGet(t, "apps/v1", "Deployment", ns, "conf")
 		if st.Phase != webappv1.PhaseDegraded || field(dep, "metadata", "generation") != generation || field(dep, "spec", "template", "spec", "containers", 0, "image") != "nginx:1.27" {
 			t.Errorf("phase %s, Deployment generation %v (was %v), image %v; want Degraded and the Deployment as it was", st.Phase, field(dep, "metadata", "generation"), generation, field(dep, "spec", "template", "spec", "containers", 0, "image"))
+		}
+	})
+
+	t.Run("config rollout with a Secret too, over plain HTTP", func(t *testing.T) {
+		// The base install asks Metacontroller for no Secret, so none crosses the network in
+		// cleartext; the ConfigMap's edits must roll the pods all the same.
+		for _, o := range []obj{
+			{"apiVersion": "v1", "kind": "ConfigMap", "metadata": obj{"name": "mixed-config", "namespace": ns}, "data": obj{"LEVEL": "info"}},
+			{"apiVersion": "v1", "kind": "Secret", "metadata": obj{"name": "mixed-secret", "namespace": ns}, "stringData": obj{"TOKEN": "s3cret"}},
+		} {
+			if _, err := client.create(o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := client.create(webApp(ns, "mixed", obj{"image": "nginx:1.27", "replicas": 2, "port": 8080,
+			"envFrom": []any{obj{"configMapRef": obj{"name": "mixed-config"}}, obj{"secretRef": obj{"name": "mixed-secret"}}}})); err != nil {
+			t.Fatal(err)
+		}
+		secretsTracked := func(st webappv1.WebAppStatus) *metav1.Condition {
+			for i, c := range st.Conditions {
+				if c.Type == webappv1.ConditionSecretsTracked {
+					return &st.Conditions[i]
+				}
+			}
+			return nil
+		}
+		checkTracked := func(st webappv1.WebAppStatus) {
+			t.Helper()
+			if c := secretsTracked(st); c == nil || c.Status != metav1.ConditionFalse || c.Reason != webappv1.ReasonSecretsNeedTLS || !strings.Contains(c.Message, "Secret mixed-secret") {
+				t.Errorf("SecretsTracked = %+v; want False, %s, naming mixed-secret", c, webappv1.ReasonSecretsNeedTLS)
+			}
+		}
+		checkTracked(waitStatus(t, ns, "mixed", "Ready", 90*time.Second, phaseIs(webappv1.PhaseReady)))
+		dep := mustGet(t, "apps/v1", "Deployment", ns, "mixed")
+		hash, generation := field(dep, "spec", "template", "metadata", "annotations", sync.AnnotationConfigHash), field(dep, "metadata", "generation").(float64)
+		if hash == nil {
+			t.Fatalf("no config hash on the pod template: %v", field(dep, "spec", "template", "metadata"))
+		}
+		cp, _ := client.path("v1", "ConfigMap", ns, "mixed-config")
+		if _, err := client.do("PATCH", cp, "application/merge-patch+json", obj{"data": obj{"LEVEL": "debug"}}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the ConfigMap's edit rolling the pods", 30*time.Second, func() (bool, error) {
+			dep = mustGet(t, "apps/v1", "Deployment", ns, "mixed")
+			return field(dep, "spec", "template", "metadata", "annotations", sync.AnnotationConfigHash) != hash, nil
+		})
+		st := waitStatus(t, ns, "mixed", "Ready after the rollout", 90*time.Second, func(st webappv1.WebAppStatus) bool {
+			d := mustGet(t, "apps/v1", "Deployment", ns, "mixed")
+			return st.Phase == webappv1.PhaseReady && field(d, "status", "observedGeneration") == field(d, "metadata", "generation") && field(d, "status", "updatedReplicas") == float64(2)
+		})
+		checkTracked(st)
+		dep = mustGet(t, "apps/v1", "Deployment", ns, "mixed")
+		if got := field(dep, "metadata", "generation").(float64); got != generation+1 {
+			t.Errorf("Deployment generation %v -> %v; want one rollout for one edit", generation, got)
+		}
+		// A Secret edit rolls nothing: the hook cannot see it, and says so.
+		sp, _ := client.path("v1", "Secret", ns, "mixed-secret")
+		if _, err := client.do("PATCH", sp, "application/merge-patch+json", obj{"stringData": obj{"TOKEN": "other"}}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(6 * time.Second) // a resync
+		if got := field(mustGet(t, "apps/v1", "Deployment", ns, "mixed"), "metadata", "generation").(float64); got != generation+1 {
+			t.Errorf("Deployment generation %v after a Secret edit over plain HTTP; want %v, no rollout", got, generation+1)
 		}
 	})
 

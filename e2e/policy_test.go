@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -379,10 +380,73 @@ func TestPolicy(t *testing.T) {
 		rbac("delete", err)
 	})
 
-	t.Run("webapp-edit alone cannot read", func(t *testing.T) {
-		p, _ := client.path("example.com/v1", "WebApp", ns, "theirs")
-		if _, err := alice.do("GET", p, "", nil); !strings.Contains(fmt.Sprint(err), `User "alice" cannot get`) {
-			t.Errorf("GET as alice: %v; want RBAC's 403: webapp-edit writes, webapp-view (or view) reads", err)
+	t.Run("webapp-edit and nothing else: kubectl apply, scale and delete", func(t *testing.T) {
+		// dave is a tenant given WebApps and nothing else: webapp-edit alone, no view, no edit.
+		bind(t, ns, "dave", "ClusterRole", "webapp-edit")
+		may(t, "dave", "get", "example.com", "webapps", ns)
+		// Not t.TempDir(): the test's name has commas, and kubectl apply -f splits paths on them.
+		dir, err := os.MkdirTemp("", "dave-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		file := filepath.Join(dir, "webapp.yaml")
+		write := func(name string, spec obj) {
+			t.Helper()
+			b, err := json.Marshal(webApp(ns, name, spec))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(file, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		write("daves", obj{"image": "nginx:1.27", "port": 8080, "replicas": 1})
+		for _, args := range [][]string{
+			{"apply", "-f", file},
+			{"get", "webapps", "-n", ns},
+			{"get", "webapp/daves", "-n", ns, "-o", "jsonpath={.spec.image}"},
+		} {
+			if out, err := kubectlAs("dave", args...); err != nil {
+				t.Errorf("kubectl %s as dave: %v\n%s", strings.Join(args, " "), err, out)
+			}
+		}
+		write("daves", obj{"image": "nginx:1.28", "port": 8080, "replicas": 1})
+		if out, err := kubectlAs("dave", "apply", "-f", file); err != nil || !strings.Contains(out, "configured") {
+			t.Errorf("kubectl apply of a change as dave: %v\n%s", err, out)
+		}
+		if out, err := kubectlAs("dave", "scale", "-n", ns, "webapp/daves", "--replicas=3"); err != nil {
+			t.Errorf("kubectl scale as dave: %v\n%s", err, out)
+		}
+		wa := mustGet(t, "example.com/v1", "WebApp", ns, "daves")
+		if field(wa, "spec", "replicas") != float64(3) || field(wa, "spec", "image") != "nginx:1.28" {
+			t.Errorf("spec %v; want dave's image nginx:1.28 and replicas 3", wa["spec"])
+		}
+		// Every refusal of the policy still names the field and the object, through kubectl.
+		for i, c := range escalations(ns) {
+			if strings.HasPrefix(c.name, "the first Secret refused") {
+				continue // alice's grant on app-secret decides which reference is named; dave has none
+			}
+			t.Run(c.name, func(t *testing.T) {
+				name := fmt.Sprintf("dave-%d", i)
+				write(name, c.spec)
+				out, err := kubectlAs("dave", "apply", "-f", file)
+				want := strings.ReplaceAll(c.want, `user "alice"`, `user "dave"`)
+				if err == nil || !strings.Contains(out, `webapps.example.com "`+name+`" is forbidden`) || !strings.Contains(out, refusal(want)) {
+					t.Errorf("kubectl apply as dave: %v\n%s\nwant it refused, naming %s and %q", err, out, name, want)
+				}
+			})
+		}
+		if out, err := kubectlAs("dave", "delete", "-n", ns, "webapp/daves", "--wait=false"); err != nil {
+			t.Errorf("kubectl delete as dave: %v\n%s", err, out)
+		}
+		// The same rights as edit on Deployments: deletecollection too.
+		may(t, "dave", "deletecollection", "example.com", "webapps", ns)
+		// And nothing beyond WebApps.
+		for _, r := range []struct{ verb, group, resource string }{{"get", "", "secrets"}, {"create", "", "pods"}, {"patch", "example.com", "webapps/status"}, {"get", "apps", "deployments"}} {
+			if ok, err := allowed("dave", r.verb, r.group, r.resource, ns, ""); ok || err != nil {
+				t.Errorf("dave may %s %s: %v (%v); want webapp-edit to give nothing beyond WebApps", r.verb, r.resource, ok, err)
+			}
 		}
 	})
 }

@@ -361,6 +361,61 @@ func TestMetacontrollerGatewayAPI(t *testing.T) {
 		}
 	})
 
+	t.Run("a Gateway in another namespace: the url's scheme from the listener the route attaches to", func(t *testing.T) {
+		// The usual layout: the platform team's Gateway in a namespace of its own, which admits
+		// routes from every namespace. The customize hook (v2) relates it by namespace and name.
+		infra := client.namespace(t, "infra")
+		gw := gatewayObject(infra, "edge")
+		for _, l := range field(gw, "spec", "listeners").([]any) {
+			l.(obj)["allowedRoutes"] = obj{"namespaces": obj{"from": "All"}}
+		}
+		if _, err := client.create(gw); err != nil {
+			t.Fatal(err)
+		}
+		for _, tt := range []struct{ name, section, want string }{
+			{"edge-https", "https", "https://edge-https.example.com/"},
+			{"edge-http", "http", "http://edge-http.example.com/"},
+		} {
+			t.Run(tt.section, func(t *testing.T) {
+				spec := obj{"image": "nginx:1.27", "port": 8080, "route": obj{"hostnames": []any{tt.name + ".example.com"},
+					"parentRefs": []any{obj{"name": "edge", "namespace": infra, "sectionName": tt.section}}}}
+				if _, err := client.create(webApp(ns, tt.name, spec)); err != nil {
+					t.Fatal(err)
+				}
+				waitFor(t, "the HTTPRoute "+tt.name, 60*time.Second, func() (bool, error) {
+					r, err := client.get("gateway.networking.k8s.io/v1", "HTTPRoute", ns, tt.name)
+					return r != nil, err
+				})
+				writeRouteStatus(t, ns, tt.name, "True/Accepted: Route is accepted", "True/ResolvedRefs")
+				st := waitStatus(t, ns, tt.name, "Routed", 60*time.Second, func(st webappv1.WebAppStatus) bool {
+					got, _ := routedCondition(st)
+					return got == "True/Accepted"
+				})
+				if st.URL != tt.want {
+					t.Errorf("url %q; want %q, from listener %s of Gateway %s/edge", st.URL, tt.want, tt.section, infra)
+				}
+				if row := getWebApp(t, ns, tt.name, false); row["URL"] != tt.want {
+					t.Errorf("kubectl get webapps = %v; want URL %s", row, tt.want)
+				}
+			})
+		}
+		// The Gateway's listener changes, in its own namespace: the WebApp follows.
+		gwPath, _ := client.path("gateway.networking.k8s.io/v1", "Gateway", infra, "edge")
+		live := mustGet(t, "gateway.networking.k8s.io/v1", "Gateway", infra, "edge")
+		listeners := field(live, "spec", "listeners").([]any)
+		listeners[1].(map[string]any)["port"] = 8443
+		if _, err := client.do("PATCH", gwPath, "application/merge-patch+json", obj{"spec": obj{"listeners": listeners}}); err != nil {
+			t.Fatal(err)
+		}
+		waitStatus(t, ns, "edge-https", "the url on the listener's new port", 60*time.Second, func(st webappv1.WebAppStatus) bool {
+			return st.URL == "https://edge-https.example.com:8443/"
+		})
+		for _, name := range []string{"edge-https", "edge-http"} {
+			p, _ := client.path("example.com/v1", "WebApp", ns, name)
+			client.do("DELETE", p, "", nil)
+		}
+	})
+
 	t.Run("ordered delete: the HTTPRoute goes before the Deployment", func(t *testing.T) {
 		stopRoute := client.record(t, "gateway.networking.k8s.io/v1", "HTTPRoute", ns, "shop")
 		stopDeployment := client.record(t, "apps/v1", "Deployment", ns, "shop")

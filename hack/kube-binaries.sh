@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the real components the end-to-end suite runs into bin/ (git-ignored), all from the Go
 # module proxy: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok,
-# plus kwok's stage definitions and cert-manager's CRDs, and installs the Debian packages the rotation scripts use
-# (openssl, curl) when they are missing. A binary already built at the pinned version is reused.
+# plus kwok's stage definitions, cert-manager's CRDs and helm (hack/helm.sh), and installs the
+# Debian packages the rotation scripts use (openssl, curl) when they are missing. A binary
+# already built at the pinned version is reused.
 #
 # First build on 2 cores: about 6 minutes (kube-apiserver alone about 4); seconds once cached.
 set -euo pipefail
@@ -73,4 +74,6 @@ if [ ${#need[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
   $sudo apt-get update -qq && $sudo apt-get install -y -qq "${need[@]}" > /dev/null
 fi
+# The suite installs the Helm chart with helm, built from the module proxy too.
+bash hack/helm.sh
 say "ready in $BIN: $(cd "$BIN" && ls -1 | tr '\n' ' ')"

@@ -73,8 +73,9 @@ func sameSelector(s *metav1.LabelSelector, labels map[string]string) bool {
 // desiredDeployment builds the Deployment for a valid, defaulted spec, with replicas, annotated
 // with the hash of its spec. While autoscaling, the hash leaves replicas
 // out: the autoscaler changes them, and that is not a new spec.
-// configHash, when not "", becomes the pod template's AnnotationConfigHash.
-func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, selector *metav1.LabelSelector, pods map[string]string, configHash string) *appsv1.Deployment {
+// cfg.hash, when not "", becomes the pod template's AnnotationConfigHash, and cfg.partialHash,
+// when not "", the Deployment's AnnotationPartialConfigHash.
+func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, selector *metav1.LabelSelector, pods map[string]string, cfg configState) *appsv1.Deployment {
 	spec := &p.Spec
 	container := corev1.Container{
 		Name:    ContainerName,
@@ -106,7 +107,7 @@ func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, sel
 			Replicas: replicas,
 			Selector: selector,
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: templateLabels(pods, spec.PodLabels), Annotations: templateAnnotations(spec.PodAnnotations, configHash)},
+				ObjectMeta: metav1.ObjectMeta{Labels: templateLabels(pods, spec.PodLabels), Annotations: templateAnnotations(spec.PodAnnotations, cfg.hash)},
 				Spec: corev1.PodSpec{
 					Containers:                    []corev1.Container{container},
 					Volumes:                       volumes,
@@ -136,6 +137,9 @@ func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, sel
 		hashed.Replicas = nil
 	}
 	d.Annotations = map[string]string{AnnotationSpecHash: SpecHash(&hashed)}
+	if cfg.partialHash != "" {
+		d.Annotations[AnnotationPartialConfigHash] = cfg.partialHash
+	}
 	return d
 }
 

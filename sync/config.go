@@ -74,42 +74,75 @@ func configRefs(p *Parent) []configRef {
 	return refs
 }
 
+// AnnotationPartialConfigHash is put on the Deployment itself, not on its pod template, while the
+// hook knows some of the kinds of objects the pods use but not all: Metacontroller sends
+// ConfigMaps but no Secrets when the hook is served over plain HTTP. It is the digest of the data
+// of the tracked objects of the kinds sent, as the Deployment was last applied, so that a change
+// of that data, and only a change, rolls the pods while the pod template keeps what it has for the
+// kinds not sent. Changing it rolls no pod.
+const AnnotationPartialConfigHash = "webapp.example.com/partial-config-hash"
+
 // configState is what the related ConfigMaps and Secrets mean for the Deployment.
 type configState struct {
 	// missing is the first reference, not optional, to an object that does not exist; nil if none.
 	missing *configRef
 	// hash is the AnnotationConfigHash value for the pod template; "" for none.
 	hash string
+	// partialHash is the AnnotationPartialConfigHash value for the Deployment: "" unless some
+	// tracked kinds were sent and some not.
+	partialHash string
 }
 
-// checkConfig checks the spec's references against the related ConfigMaps and Secrets. A kind
-// Metacontroller did not send (no customize hook) tells nothing: nothing is missing then, and the
-// pod template keeps the hash the observed Deployment has, so that a change of hook setup does
-// not roll the pods.
+// checkConfig checks the spec's references against the related ConfigMaps and Secrets, kind by
+// kind. A kind Metacontroller did not send (no customize hook; Secrets over plain HTTP) tells
+// nothing: no object of it counts as missing, and its part of the pod template's hash is what the
+// observed Deployment has. So:
+//   - every tracked kind sent: the hash of every tracked object's data, as it always was;
+//   - no tracked kind sent: the observed hash, kept, so that a change of hook setup rolls nothing;
+//   - some sent, some not (ConfigMaps but no Secrets, over plain HTTP): a change of the data of
+//     the kinds sent (partialHash, against the observed Deployment's AnnotationPartialConfigHash)
+//     makes the hash partialHash, which rolls the pods; while that data does not change, the
+//     observed hash is kept. A Deployment without the annotation yet (made by an older hook, or
+//     over TLS) keeps its hash too, so that neither an upgrade of the hook nor a move from TLS to
+//     plain HTTP rolls the pods; the move from plain HTTP to TLS rolls them once, as the hash then
+//     covers the Secrets too.
 func checkConfig(p *Parent, rel *Related, observed *ObservedDeployment) configState {
 	var st configState
 	refs := configRefs(p)
-	known := true
-	tracked := map[ConfigRef]bool{}
+	tracked := map[ConfigRef]bool{} // the tracked references of the kinds sent
+	unsent := false                 // a tracked reference of a kind not sent
 	for i := range refs {
 		ref := &refs[i]
 		sent := rel.Kinds[ref.kind.Key()]
 		if _, ok := rel.Config[ref.ConfigRef]; sent && !ok && !ref.Optional && st.missing == nil {
 			st.missing = ref
 		}
-		if ref.Tracked {
+		switch {
+		case !ref.Tracked:
+		case sent:
 			tracked[ref.ConfigRef] = true
-			known = known && sent
+		default:
+			unsent = true
 		}
 	}
 	switch {
+	case !unsent && len(tracked) > 0:
+		st.hash = configHash(tracked, rel)
+	case !unsent:
 	case len(tracked) == 0:
-	case !known:
 		if observed != nil {
 			st.hash = observed.ConfigHash
 		}
 	default:
-		st.hash = configHash(tracked, rel)
+		st.partialHash = configHash(tracked, rel)
+		switch {
+		case observed == nil:
+			st.hash = st.partialHash
+		case observed.PartialConfigHash == "" || observed.PartialConfigHash == st.partialHash:
+			st.hash = observed.ConfigHash
+		default:
+			st.hash = st.partialHash
+		}
 	}
 	return st
 }

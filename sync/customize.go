@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"maps"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,7 +21,9 @@ type RelatedResourceRule struct {
 	// APIVersion and Resource name the kind: "v1" and "pods", say (Kind.APIVersion, Kind.Resource).
 	APIVersion string `json:"apiVersion"`
 	Resource   string `json:"resource"`
-	// Namespace is always the WebApp's: without it, Metacontroller would look in every namespace.
+	// Namespace is the namespace to look in, never empty: without it, Metacontroller would look
+	// in every namespace. It is the WebApp's, but for the Gateways of another namespace that
+	// spec.route names, which a v2 customize hook may relate.
 	Namespace string `json:"namespace"`
 	// LabelSelector selects by labels; nil for a rule by names.
 	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
@@ -39,8 +42,8 @@ type CustomizeOptions struct {
 	// over plain HTTP they would cross the network in cleartext. Without it, the status says which
 	// Secrets are not tracked (webappv1.ConditionSecretsTracked).
 	Secrets bool
-	// Gateways asks for the Gateways a route attaches to, by name, to tell status.url's scheme
-	// from their listeners. Set it only when the CompositeController manages HTTPRoutes (the
+	// Gateways asks for the Gateways a route attaches to, by namespace and name, to tell
+	// status.url's scheme from their listeners. Set it only when the CompositeController manages HTTPRoutes (the
 	// customize request Declares RouteKind, as with the metacontroller/gateway-api component):
 	// the Gateway API is installed then, and a related rule naming a kind the cluster does not
 	// serve would fail the WebApp's sync. Related objects cost Metacontroller for every event of
@@ -56,10 +59,12 @@ type CustomizeOptions struct {
 //   - by name, the ConfigMaps and (with opts.Secrets) the Secrets its spec references
 //     (env[].valueFrom, envFrom, volumes), in its namespace: to roll the pods when their data
 //     changes, and to notice a missing one;
-//   - with opts.Gateways, by name, the Gateways of spec.route's parentRefs (after the install's
-//     Defaults) that are in its namespace: Metacontroller relates a namespaced parent to objects
-//     of its own namespace only, and fails the WebApp's sync on a rule for another, so a Gateway
-//     elsewhere is not asked for, and status.url then takes it for plain HTTP.
+//   - with opts.Gateways, by namespace and name, the Gateways of spec.route's parentRefs (after
+//     the install's Defaults): one rule for those of its own namespace, first, then one for each
+//     other namespace, in order. The CompositeController's customize hook is v2, for which
+//     Metacontroller relates a namespaced parent to objects of any namespace that a rule names
+//     (a v1 hook may name only the parent's own); a platform team's Gateway usually has a
+//     namespace of its own.
 //
 // A spec that did not decode references nothing; the pods are still asked for with opts.Pods.
 // RelatedResources is empty, never nil, when nothing is asked for: Metacontroller then watches
@@ -86,15 +91,24 @@ func Customize(p *Parent, opts CustomizeOptions) CustomizeResponse {
 		}
 	}
 	if r := p.Spec.Route; r != nil && opts.Gateways {
-		var gateways []string
+		gateways := map[string][]string{} // names by namespace
 		for _, ref := range r.ParentRefs {
-			if (ref.Namespace == nil || string(*ref.Namespace) == p.Namespace) && !slices.Contains(gateways, ref.Name) {
-				gateways = append(gateways, ref.Name)
+			ns := p.Namespace
+			if ref.Namespace != nil && *ref.Namespace != "" {
+				ns = string(*ref.Namespace)
+			}
+			if !slices.Contains(gateways[ns], ref.Name) {
+				gateways[ns] = append(gateways[ns], ref.Name)
 			}
 		}
-		if len(gateways) > 0 {
-			slices.Sort(gateways)
-			rules = append(rules, RelatedResourceRule{APIVersion: GatewayKind.APIVersion, Resource: GatewayKind.Resource, Namespace: p.Namespace, Names: gateways})
+		namespaces := slices.Sorted(maps.Keys(gateways))
+		if i := slices.Index(namespaces, p.Namespace); i > 0 {
+			namespaces = append(append([]string{p.Namespace}, namespaces[:i]...), namespaces[i+1:]...)
+		}
+		for _, ns := range namespaces {
+			names := gateways[ns]
+			slices.Sort(names)
+			rules = append(rules, RelatedResourceRule{APIVersion: GatewayKind.APIVersion, Resource: GatewayKind.Resource, Namespace: ns, Names: names})
 		}
 	}
 	return CustomizeResponse{RelatedResources: rules}

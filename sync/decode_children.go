@@ -113,12 +113,13 @@ func deploymentView(decode func(any) error) (Child, error) {
 	err := decode(&w)
 	c := w.child()
 	c.Deployment = &ObservedDeployment{
-		Generation: w.Metadata.Generation,
-		SpecHash:   w.Metadata.Annotations.SpecHash,
-		Replicas:   w.Spec.Replicas,
-		Selector:   w.Spec.Selector,
-		ConfigHash: w.Spec.Template.Metadata.Annotations.ConfigHash,
-		Status:     w.Status,
+		Generation:        w.Metadata.Generation,
+		SpecHash:          w.Metadata.Annotations.SpecHash,
+		Replicas:          w.Spec.Replicas,
+		Selector:          w.Spec.Selector,
+		ConfigHash:        w.Spec.Template.Metadata.Annotations.ConfigHash,
+		PartialConfigHash: w.Metadata.Annotations.PartialConfigHash,
+		Status:            w.Status,
 	}
 	return c, err
 }
@@ -198,7 +199,8 @@ type observedHead struct {
 		Namespace   string `json:"namespace"`
 		Generation  int64  `json:"generation"`
 		Annotations struct {
-			SpecHash string `json:"webapp.example.com/spec-hash"` // AnnotationSpecHash
+			SpecHash          string `json:"webapp.example.com/spec-hash"`           // AnnotationSpecHash
+			PartialConfigHash string `json:"webapp.example.com/partial-config-hash"` // AnnotationPartialConfigHash, on Deployments
 		} `json:"annotations"`
 	} `json:"metadata"`
 }

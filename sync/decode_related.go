@@ -81,7 +81,7 @@ func (w *wireRelated) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		if err := jsonv2.UnmarshalDecode(dec, &g, decodeOptions); err != nil {
 			return err
 		}
-		w.gateway = &RelatedGateway{Name: g.Metadata.Name, Listeners: g.Spec.Listeners}
+		w.gateway = &RelatedGateway{Namespace: g.Metadata.Namespace, Name: g.Metadata.Name, Listeners: g.Spec.Listeners}
 		w.namespace = g.Metadata.Namespace
 	default:
 		return dec.SkipValue()
@@ -109,13 +109,14 @@ func configDigest(uid string, data ...jsontext.Value) string {
 	return hex.EncodeToString(mac.Sum(nil))
 }
 
-// related collects the related objects of the parent's namespace, sorted.
+// related collects the related objects, sorted: the pods, ConfigMaps and Secrets of the parent's
+// namespace, and the Gateways of any (Related).
 func related(groups map[string]map[string]wireRelated, namespace string) Related {
 	r := Related{Kinds: map[string]bool{}, Config: map[ConfigRef]string{}}
 	for group, objects := range groups {
 		r.Kinds[group] = true
 		for _, w := range objects {
-			if w.namespace != "" && w.namespace != namespace {
+			if w.namespace != "" && w.namespace != namespace && w.gateway == nil {
 				continue
 			}
 			switch {
@@ -129,6 +130,9 @@ func related(groups map[string]map[string]wireRelated, namespace string) Related
 		}
 	}
 	sort.Slice(r.Pods, func(i, j int) bool { return r.Pods[i].Name < r.Pods[j].Name })
-	sort.Slice(r.Gateways, func(i, j int) bool { return r.Gateways[i].Name < r.Gateways[j].Name })
+	sort.Slice(r.Gateways, func(i, j int) bool {
+		a, b := r.Gateways[i], r.Gateways[j]
+		return a.Namespace < b.Namespace || a.Namespace == b.Namespace && a.Name < b.Name
+	})
 	return r
 }

@@ -127,7 +127,7 @@ func FuzzPruneJSON(f *testing.F) {
 func deploymentForm(t testing.TB) []byte {
 	p := &Parent{Name: "hello", Namespace: "default", Spec: webappSpec()}
 	labels, selector, pods := podLabels(p, nil)
-	d := desiredDeployment(p, p.Spec.Replicas, labels, selector, pods, "")
+	d := desiredDeployment(p, p.Spec.Replicas, labels, selector, pods, configState{})
 	b, err := json.Marshal(d)
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +174,7 @@ func TestMarshalResponse(t *testing.T) {
 		"data": map[string]any{"n": int64(1), "f": 2.5, "e": map[string]any{}},
 	}}
 	yes, no := true, false
-	dep := desiredDeployment(p, p.Spec.Replicas, labels, selector, pods, "")
+	dep := desiredDeployment(p, p.Spec.Replicas, labels, selector, pods, configState{})
 	tests := []struct {
 		name string
 		resp Response

@@ -235,6 +235,17 @@ func checkedSync(t *testing.T, req *sync.Request) sync.Response {
 	return resp
 }
 
+// validSync answers req with sync.Sync at now and stops the test unless the answer passes
+// hooktest.CheckResponse: for the steps of a test before the answer that checkedSync records.
+func validSync(t *testing.T, req *sync.Request) sync.Response {
+	t.Helper()
+	resp := sync.Sync(req, now)
+	if err := hooktest.CheckResponse(req, resp); err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
 // invalidKeepsAll answers req with checkedSync and fails the test unless the WebApp is Invalid
 // with wantMessage in its message and every observed child is answered exactly as it was applied.
 func invalidKeepsAll(t *testing.T, req *sync.Request, wantMessage string) {

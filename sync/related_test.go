@@ -418,38 +418,140 @@ func TestConfig(t *testing.T) {
 		}
 	})
 
-	t.Run("Secrets not sent over plain HTTP: the status says so, the template keeps its hash", func(t *testing.T) {
-		running := applied(t, sync.Sync(withRelated(t, envFrom(), nil, kinds, cm, secret), now), 3)
+	// What Metacontroller sends: ConfigMaps with a customize hook, Secrets too over TLS.
+	installs := []struct {
+		name  string
+		kinds []string
+	}{
+		{"TLS: ConfigMaps and Secrets sent", kinds},
+		{"plain HTTP: ConfigMaps sent, Secrets not", []string{"ConfigMap.v1"}},
+		{"Secrets sent, ConfigMaps not", []string{"Secret.v1"}},
+		{"no customize hook: neither sent", nil},
+	}
+	// sent keeps the objects of the kinds an install sends.
+	sent := func(kinds []string, objects ...map[string]any) []map[string]any {
+		var out []map[string]any
+		for _, o := range objects {
+			if slices.Contains(kinds, o["kind"].(string)+".v1") {
+				out = append(out, o)
+			}
+		}
+		return out
+	}
+	cmEdited := configObject("ConfigMap", "app-config", "uid-cm", map[string]string{"LEVEL": "debug"}, nil)
+	secretEdited := configObject("Secret", "app-secret", "uid-secret", map[string]string{"TOKEN": "b3RoZXI="}, nil)
+	// steady is the Deployment an install settles on: made from the first answer, applied, synced
+	// again; it checks that the second answer asks for the same pod template.
+	steady := func(t *testing.T, kinds []string, objects ...map[string]any) ([]json.RawMessage, string) {
+		t.Helper()
+		first := validSync(t, withRelated(t, envFrom(), nil, kinds, sent(kinds, objects...)...))
+		second := validSync(t, withRelated(t, envFrom(), applied(t, first, 3), kinds, sent(kinds, objects...)...))
+		if a, b := configHashOf(first), configHashOf(second); a != b {
+			t.Fatalf("config hash %q, then %q once applied; want a fixed point", a, b)
+		}
+		return applied(t, second, 3), configHashOf(second)
+	}
+	t.Run("each kind sent or not, each edited or not", func(t *testing.T) {
+		for _, in := range installs {
+			sendsCM, sendsSecret := slices.Contains(in.kinds, "ConfigMap.v1"), slices.Contains(in.kinds, "Secret.v1")
+			running, hash := steady(t, in.kinds, cm, secret)
+			if got, want := hash != "", sendsCM || sendsSecret; got != want {
+				t.Errorf("%s: config hash %q; want one: %v", in.name, hash, want)
+			}
+			for _, edit := range []struct {
+				name           string
+				cm, secret     bool
+				configMap, sec map[string]any
+			}{
+				{"nothing edited", false, false, cm, secret},
+				{"the ConfigMap edited", true, false, cmEdited, secret},
+				{"the Secret edited", false, true, cm, secretEdited},
+				{"both edited", true, true, cmEdited, secretEdited},
+			} {
+				t.Run(in.name+"/"+edit.name, func(t *testing.T) {
+					resp := checkedSync(t, withRelated(t, envFrom(), running, in.kinds, sent(in.kinds, edit.configMap, edit.sec)...))
+					got := configHashOf(resp) != hash
+					want := edit.cm && sendsCM || edit.secret && sendsSecret
+					if got != want {
+						t.Errorf("pods roll (config hash %q -> %q): %v; want %v: only the data of a kind sent rolls them", hash, configHashOf(resp), got, want)
+					}
+					tracked := conditionOf(resp.Status, webappv1.ConditionSecretsTracked)
+					if (tracked != "") == sendsSecret {
+						t.Errorf("SecretsTracked condition %q; want one exactly when no Secret is sent", tracked)
+					}
+					if r := resp.Status.Conditions[0].Reason; r != webappv1.ReasonRolloutInProgress && r != webappv1.ReasonRolloutComplete {
+						t.Errorf("Ready reason %q; want the rollout's, the rest working", r)
+					}
+					if got {
+						// The rolled Deployment, applied, is a fixed point: one roll per edit.
+						again := validSync(t, withRelated(t, envFrom(), applied(t, resp, 3), in.kinds, sent(in.kinds, edit.configMap, edit.sec)...))
+						if h := configHashOf(again); h != configHashOf(resp) {
+							t.Errorf("config hash %q, then %q; want the rolled one kept", configHashOf(resp), h)
+						}
+					}
+				})
+			}
+		}
+	})
+
+	t.Run("Secrets not sent: the status says which, and points to TLS", func(t *testing.T) {
+		resp := checkedSync(t, withRelated(t, envFrom(), nil, []string{"ConfigMap.v1"}, cm))
+		var got *metav1.Condition
+		for i, c := range resp.Status.Conditions {
+			if c.Type == webappv1.ConditionSecretsTracked {
+				got = &resp.Status.Conditions[i]
+			}
+		}
+		if got == nil || got.Status != metav1.ConditionFalse || got.Reason != webappv1.ReasonSecretsNeedTLS || !strings.Contains(got.Message, "Secret app-secret do not roll the pods") || !strings.Contains(got.Message, "metacontroller/secure") {
+			t.Errorf("SecretsTracked = %+v; want False, SecretsNeedTLS, naming the Secret and the TLS install", got)
+		}
+	})
+
+	t.Run("a change of install or of hook", func(t *testing.T) {
+		plain, tls := installs[1].kinds, installs[0].kinds
 		for _, tt := range []struct {
-			name    string
-			kinds   []string
-			objects []map[string]any
-			want    bool
+			name     string
+			from, to []string
+			// older: the Deployment was made by a hook without AnnotationPartialConfigHash.
+			older bool
+			want  bool // the pods roll once
 		}{
-			{"Secrets sent (TLS)", kinds, []map[string]any{cm, secret}, false},
-			{"ConfigMaps only (plain HTTP)", []string{"ConfigMap.v1"}, []map[string]any{cm}, true},
+			{"an upgrade of the hook over plain HTTP", plain, plain, true, false},
+			{"TLS to plain HTTP", tls, plain, false, false},
+			{"plain HTTP to TLS: the hash covers the Secrets too", plain, tls, false, true},
+			{"the customize hook removed", tls, nil, false, false},
 		} {
 			t.Run(tt.name, func(t *testing.T) {
-				resp := checkedSync(t, withRelated(t, envFrom(), running, tt.kinds, tt.objects...))
-				var got *metav1.Condition
-				for i, c := range resp.Status.Conditions {
-					if c.Type == webappv1.ConditionSecretsTracked {
-						got = &resp.Status.Conditions[i]
-					}
+				running, hash := steady(t, tt.from, cm, secret)
+				if tt.older {
+					running, hash = steady(t, nil, cm, secret) // what the older hook made: no hash at all
 				}
-				if (got != nil) != tt.want {
-					t.Fatalf("SecretsTracked condition %+v; want it there: %v", got, tt.want)
+				resp := checkedSync(t, withRelated(t, envFrom(), running, tt.to, sent(tt.to, cm, secret)...))
+				if got := configHashOf(resp) != hash; got != tt.want {
+					t.Errorf("config hash %q -> %q: pods roll %v; want %v", hash, configHashOf(resp), got, tt.want)
 				}
-				if got != nil && (got.Status != metav1.ConditionFalse || got.Reason != webappv1.ReasonSecretsNeedTLS || !strings.Contains(got.Message, "Secret app-secret do not roll the pods") || !strings.Contains(got.Message, "metacontroller/secure")) {
-					t.Errorf("SecretsTracked = %+v; want False, SecretsNeedTLS, naming the Secret and the TLS install", got)
-				}
-				if h := configHashOf(resp); h != base {
-					t.Errorf("config hash %q; want the observed %q kept, so that nothing rolls", h, base)
-				}
-				if r := resp.Status.Conditions[0].Reason; r != webappv1.ReasonRolloutInProgress && r != webappv1.ReasonRolloutComplete {
-					t.Errorf("Ready reason %q; want the rollout's, the rest working", r)
+				// Then, on the new install, a ConfigMap edit rolls the pods, once.
+				running = applied(t, resp, 3)
+				before := configHashOf(resp)
+				edited := validSync(t, withRelated(t, envFrom(), running, tt.to, sent(tt.to, cmEdited, secret)...))
+				if rolled := configHashOf(edited) != before; rolled != (tt.to != nil) {
+					t.Errorf("after the change, a ConfigMap edit: config hash %q -> %q; want a roll: %v", before, configHashOf(edited), tt.to != nil)
 				}
 			})
+		}
+	})
+
+	t.Run("the partial digest is on the Deployment only while some tracked kinds are sent and some not", func(t *testing.T) {
+		for _, in := range installs {
+			resp := validSync(t, withRelated(t, envFrom(), nil, in.kinds, sent(in.kinds, cm, secret)...))
+			d := childOf[*appsv1.Deployment](resp.Children)
+			_, got := d.Annotations[sync.AnnotationPartialConfigHash]
+			if want := in.name == installs[1].name || in.name == installs[2].name; got != want {
+				t.Errorf("%s: Deployment annotations %v; want %s: %v", in.name, d.Annotations, sync.AnnotationPartialConfigHash, want)
+			}
+			if _, ok := d.Spec.Template.Annotations[sync.AnnotationPartialConfigHash]; ok {
+				t.Errorf("%s: pod template annotations %v; want no %s there", in.name, d.Spec.Template.Annotations, sync.AnnotationPartialConfigHash)
+			}
 		}
 	})
 

@@ -125,6 +125,8 @@ type ObservedDeployment struct {
 	Selector *metav1.LabelSelector
 	// ConfigHash is the pod template's AnnotationConfigHash annotation, "" when it has none.
 	ConfigHash string
+	// PartialConfigHash is its own AnnotationPartialConfigHash annotation, "" when it has none.
+	PartialConfigHash string
 	// Status is the Deployment controller's report.
 	Status ObservedDeploymentStatus
 }
@@ -196,8 +198,9 @@ type ObservedRoute struct {
 }
 
 // Related holds the related objects the decision reads: those the customize hook asked for, as
-// Metacontroller sent them along with the request. Objects outside the parent's namespace are
-// left out.
+// Metacontroller sent them along with the request. Pods, ConfigMaps and Secrets outside the
+// parent's namespace are left out; Gateways are kept whatever their namespace, as the customize
+// hook asks for those of spec.route's parentRefs wherever they are.
 type Related struct {
 	// Kinds are the related kinds the request carried, as "Kind.apiVersion", even those with no
 	// object. A kind that is not here was not asked for (Metacontroller runs no customize hook, or
@@ -208,13 +211,17 @@ type Related struct {
 	// Config has one entry per ConfigMap or Secret sent: a digest of its data keyed with its uid
 	// (configDigest). The data itself is never kept.
 	Config map[ConfigRef]string
-	// Gateways are the Gateways the route attaches to, in the WebApp's namespace, sorted by name:
-	// what their listeners serve tells status.url's scheme.
+	// Gateways are the Gateways the route attaches to, of any namespace (a platform team's Gateway
+	// is usually in a namespace of its own), sorted by namespace and name: what their listeners
+	// serve tells status.url's scheme.
 	Gateways []RelatedGateway
 }
 
-// RelatedGateway is what the decision reads of a Gateway: its name and its listeners.
+// RelatedGateway is what the decision reads of a Gateway: its namespace, its name and its
+// listeners.
 type RelatedGateway struct {
+	// Namespace is its metadata.namespace.
+	Namespace string
 	// Name is its metadata.name.
 	Name string
 	// Listeners are spec.listeners, each reduced to what decides which routes it serves and how.

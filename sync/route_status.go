@@ -158,10 +158,10 @@ func parentName(ref gatewayv1.ParentReference, namespace string) string {
 
 // routeURL is where an observed HTTPRoute serves, once routed: <scheme>://<first hostname><path>,
 // https when a listener that serves the route (of a Gateway that accepted it, sent along as a
-// related object) is HTTPS, http otherwise, and the listener's port after the host when it is
-// not the scheme's; "" while the route is not routed or has no hostname. A Gateway that was not
-// sent (another namespace's, which Metacontroller relates to no WebApp) counts as plain HTTP on
-// port 80.
+// related object, whatever its namespace) is HTTPS, http otherwise, and the listener's port after
+// the host when it is not the scheme's. It is "" while the route is not routed or has no
+// hostname, and also when no listener that serves it can be seen (the Gateway was not sent: a
+// CompositeController without the customize hook, say), rather than claim a scheme it cannot see.
 func routeURL(p *Parent, r *ObservedRoute, gateways []RelatedGateway) string {
 	st := routeState(p, r)
 	if !st.ok || len(r.Hostnames) == 0 {
@@ -176,26 +176,26 @@ func routeURL(p *Parent, r *ObservedRoute, gateways []RelatedGateway) string {
 			}
 		}
 	}
-	scheme, port := "http", gatewayv1.PortNumber(80)
-	if best != nil {
-		scheme, port = strings.ToLower(string(best.Protocol)), best.Port
+	if best == nil {
+		return ""
 	}
+	scheme, port := strings.ToLower(string(best.Protocol)), best.Port
 	if scheme == "https" && port != 443 || scheme == "http" && port != 80 {
 		host += ":" + strconv.Itoa(int(port))
 	}
 	return scheme + "://" + host + cmp.Or(r.Path, "/")
 }
 
-// servingListeners returns the HTTP and HTTPS listeners of the related Gateway ref names (none
-// when it was not sent) that serve the route for host: those ref's sectionName and port select,
-// whose hostname, if any, intersects host.
+// servingListeners returns the HTTP and HTTPS listeners of the related Gateway ref names (in
+// namespace, the route's, when ref names none; none when it was not sent) that serve the route
+// for host: those ref's sectionName and port select, whose hostname, if any, intersects host.
 func servingListeners(ref gatewayv1.ParentReference, host, namespace string, gateways []RelatedGateway) []RelatedListener {
-	if ref.Namespace != nil && *ref.Namespace != "" && string(*ref.Namespace) != namespace {
-		return nil
+	if ref.Namespace != nil && *ref.Namespace != "" {
+		namespace = string(*ref.Namespace)
 	}
 	var out []RelatedListener
 	for _, g := range gateways {
-		if g.Name != string(ref.Name) {
+		if g.Namespace != namespace || g.Name != string(ref.Name) {
 			continue
 		}
 		for _, l := range g.Listeners {

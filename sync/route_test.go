@@ -138,7 +138,9 @@ func TestSyncRoute(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req := &sync.Request{Parent: tt.parent, Children: tt.children, ChildKinds: tt.kinds}
+			// With the component, the customize hook relates the Gateway: public, plain HTTP.
+			req := &sync.Request{Parent: tt.parent, Children: tt.children, ChildKinds: tt.kinds, Related: sync.Related{Gateways: []sync.RelatedGateway{
+				{Namespace: "default", Name: "public", Listeners: []sync.RelatedListener{{Name: "web", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}}}
 			resp := checkedSync(t, req)
 			if got := names(t, resp.Children); !slices.Equal(got, tt.wantNames) {
 				t.Errorf("children = %v; want %v", got, tt.wantNames)
@@ -203,7 +205,7 @@ func TestRouteStatus(t *testing.T) {
 	webRef := gatewayRef("public")
 	webRef.SectionName = &section
 	hostname := func(h string) *gatewayv1.Hostname { v := gatewayv1.Hostname(h); return &v }
-	https := sync.RelatedGateway{Name: "public", Listeners: []sync.RelatedListener{
+	https := sync.RelatedGateway{Namespace: "default", Name: "public", Listeners: []sync.RelatedListener{
 		{Name: "web", Port: 80, Protocol: gatewayv1.HTTPProtocolType},
 		{Name: "websecure", Port: 443, Protocol: gatewayv1.HTTPSProtocolType, Hostname: hostname("*.example.com")},
 	}}
@@ -212,7 +214,7 @@ func TestRouteStatus(t *testing.T) {
 		refs        []webappv1.RouteParentRef
 		generation  int64 // of the observed route
 		parents     []gatewayv1.RouteParentStatus
-		gateways    []sync.RelatedGateway
+		gateways    []sync.RelatedGateway // nil for plain: Gateways public and internal, each with one HTTP listener
 		want        string // Routed as "status/reason"
 		wantMessage string
 		wantURL     string
@@ -249,21 +251,31 @@ func TestRouteStatus(t *testing.T) {
 		{"an HTTPS listener makes the url https", publicGateway, 1, []gatewayv1.RouteParentStatus{parentStatus(gatewayRef("public"), 1, ok...)}, []sync.RelatedGateway{https},
 			"True/Accepted", "HTTPRoute hello is accepted by Gateway default/public.", "https://hello.example.com/"},
 		{"an HTTPS listener on another port", publicGateway, 1, []gatewayv1.RouteParentStatus{parentStatus(gatewayRef("public"), 1, ok...)},
-			[]sync.RelatedGateway{{Name: "public", Listeners: []sync.RelatedListener{{Name: "alt", Port: 8443, Protocol: gatewayv1.HTTPSProtocolType}}}},
+			[]sync.RelatedGateway{{Namespace: "default", Name: "public", Listeners: []sync.RelatedListener{{Name: "alt", Port: 8443, Protocol: gatewayv1.HTTPSProtocolType}}}},
 			"True/Accepted", "HTTPRoute hello is accepted by Gateway default/public.", "https://hello.example.com:8443/"},
 		{"an HTTP listener on another port", publicGateway, 1, []gatewayv1.RouteParentStatus{parentStatus(gatewayRef("public"), 1, ok...)},
-			[]sync.RelatedGateway{{Name: "public", Listeners: []sync.RelatedListener{{Name: "alt", Port: 8080, Protocol: gatewayv1.HTTPProtocolType}}}},
+			[]sync.RelatedGateway{{Namespace: "default", Name: "public", Listeners: []sync.RelatedListener{{Name: "alt", Port: 8080, Protocol: gatewayv1.HTTPProtocolType}}}},
 			"True/Accepted", "HTTPRoute hello is accepted by Gateway default/public.", "http://hello.example.com:8080/"},
 		{"the sectionName picks the HTTP listener", listener, 1, []gatewayv1.RouteParentStatus{parentStatus(webRef, 1, ok...)}, []sync.RelatedGateway{https},
 			"True/Accepted", "HTTPRoute hello is accepted by Gateway default/public/web.", "http://hello.example.com/"},
 		{"an HTTPS listener for other hostnames does not count", publicGateway, 1, []gatewayv1.RouteParentStatus{parentStatus(gatewayRef("public"), 1, ok...)},
-			[]sync.RelatedGateway{{Name: "public", Listeners: []sync.RelatedListener{{Name: "s", Port: 443, Protocol: gatewayv1.HTTPSProtocolType, Hostname: hostname("*.example.org")}}}},
+			[]sync.RelatedGateway{{Namespace: "default", Name: "public", Listeners: []sync.RelatedListener{https.Listeners[0], {Name: "s", Port: 443, Protocol: gatewayv1.HTTPSProtocolType, Hostname: hostname("*.example.org")}}}},
 			"True/Accepted", "HTTPRoute hello is accepted by Gateway default/public.", "http://hello.example.com/"},
 		{"a TLS passthrough listener does not count", publicGateway, 1, []gatewayv1.RouteParentStatus{parentStatus(gatewayRef("public"), 1, ok...)},
-			[]sync.RelatedGateway{{Name: "public", Listeners: []sync.RelatedListener{{Name: "tls", Port: 443, Protocol: gatewayv1.TLSProtocolType}}}},
+			[]sync.RelatedGateway{{Namespace: "default", Name: "public", Listeners: []sync.RelatedListener{https.Listeners[0], {Name: "tls", Port: 443, Protocol: gatewayv1.TLSProtocolType}}}},
 			"True/Accepted", "HTTPRoute hello is accepted by Gateway default/public.", "http://hello.example.com/"},
-		{"a Gateway in another namespace, not related", elsewhere, 1, []gatewayv1.RouteParentStatus{parentStatus(shared, 1, ok...)}, []sync.RelatedGateway{{Name: "shared", Listeners: https.Listeners}},
+		{"a Gateway in another namespace, related by its namespace: its HTTPS listener", elsewhere, 1, []gatewayv1.RouteParentStatus{parentStatus(shared, 1, ok...)}, []sync.RelatedGateway{{Namespace: "infra", Name: "shared", Listeners: https.Listeners}},
+			"True/Accepted", "HTTPRoute hello is accepted by Gateway infra/shared.", "https://hello.example.com/"},
+		{"a Gateway in another namespace with an HTTP listener", elsewhere, 1, []gatewayv1.RouteParentStatus{parentStatus(shared, 1, ok...)}, []sync.RelatedGateway{{Namespace: "infra", Name: "shared", Listeners: https.Listeners[:1]}},
 			"True/Accepted", "HTTPRoute hello is accepted by Gateway infra/shared.", "http://hello.example.com/"},
+		{"a Gateway of the same name in another namespace is not the one", elsewhere, 1, []gatewayv1.RouteParentStatus{parentStatus(shared, 1, ok...)}, []sync.RelatedGateway{{Namespace: "default", Name: "shared", Listeners: https.Listeners}},
+			"True/Accepted", "HTTPRoute hello is accepted by Gateway infra/shared.", "http://hello.default.svc"},
+		{"the Gateway was not sent: no url claimed from the route", publicGateway, 1, []gatewayv1.RouteParentStatus{parentStatus(gatewayRef("public"), 1, ok...)}, []sync.RelatedGateway{},
+			"True/Accepted", "HTTPRoute hello is accepted by Gateway default/public.", "http://hello.default.svc"},
+	}
+	plain := []sync.RelatedGateway{
+		{Namespace: "default", Name: "internal", Listeners: []sync.RelatedListener{{Name: "web", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}},
+		{Namespace: "default", Name: "public", Listeners: []sync.RelatedListener{{Name: "web", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -271,7 +283,11 @@ func TestRouteStatus(t *testing.T) {
 			dep, svc := desired(t, p)
 			applied := childOf[*gatewayv1.HTTPRoute](sync.Sync(&sync.Request{Parent: p, ChildKinds: withGatewayAPI}, now).Children)
 			route := observe(t, applied, tt.generation, gatewayv1.HTTPRouteStatus{RouteStatus: gatewayv1.RouteStatus{Parents: tt.parents}})
-			req := &sync.Request{Parent: p, ChildKinds: withGatewayAPI, Related: sync.Related{Gateways: tt.gateways},
+			gateways := tt.gateways
+			if gateways == nil {
+				gateways = plain
+			}
+			req := &sync.Request{Parent: p, ChildKinds: withGatewayAPI, Related: sync.Related{Gateways: gateways},
 				Children: []sync.Child{observe(t, dep, 1, depStatus(1, 3, 3, 3, 3)), observe(t, svc, 1, nil), route}}
 			resp := sync.Sync(req, now)
 			if err := hooktest.CheckResponse(req, resp); err != nil {
@@ -465,8 +481,9 @@ func TestDefaultGateway(t *testing.T) {
 	})
 }
 
-// TestCustomizeGateways checks that the customize answer relates the route's Gateways by name, in
-// the WebApp's namespace, only when the CompositeController manages HTTPRoutes.
+// TestCustomizeGateways checks that the customize answer relates the route's Gateways by
+// namespace and name, its own namespace first, only when the CompositeController manages
+// HTTPRoutes.
 func TestCustomizeGateways(t *testing.T) {
 	infra := gatewayv1.Namespace("infra")
 	shop := gatewayv1.Namespace("shop")
@@ -483,10 +500,16 @@ func TestCustomizeGateways(t *testing.T) {
 		opts   sync.CustomizeOptions
 		want   []string
 	}{
-		{"with the component: the Gateways of its namespace, by name", route, sync.CustomizeOptions{Gateways: true}, []string{"gateway.networking.k8s.io/v1 gateways shop [internal public]"}},
+		{"with the component: the Gateways of each namespace, by name", route, sync.CustomizeOptions{Gateways: true}, []string{"gateway.networking.k8s.io/v1 gateways shop [internal public]", "gateway.networking.k8s.io/v1 gateways infra [shared]"}},
 		{"without the component: nothing, the kind may not be installed", route, sync.CustomizeOptions{}, nil},
 		{"no route: nothing", webapp(), sync.CustomizeOptions{Gateways: true}, nil},
-		{"only a Gateway in another namespace: nothing", elsewhere, sync.CustomizeOptions{Gateways: true}, nil},
+		{"only a Gateway in another namespace: that one", elsewhere, sync.CustomizeOptions{Gateways: true}, []string{"gateway.networking.k8s.io/v1 gateways infra [shared]"}},
+		{"namespaces in order, the WebApp's first, each once", webapp(func(p *sync.Parent) {
+			p.Namespace = "shop"
+			a, z := gatewayv1.Namespace("a"), gatewayv1.Namespace("z")
+			p.Spec.Route = &webappv1.Route{Hostnames: []gatewayv1.Hostname{"a.example.com"}, ParentRefs: []webappv1.RouteParentRef{
+				{Name: "gw", Namespace: &z}, {Name: "gw", Namespace: &a}, {Name: "own"}, {Name: "gw", Namespace: &z, SectionName: ptr(gatewayv1.SectionName("https"))}}}
+		}), sync.CustomizeOptions{Gateways: true}, []string{"gateway.networking.k8s.io/v1 gateways shop [own]", "gateway.networking.k8s.io/v1 gateways a [gw]", "gateway.networking.k8s.io/v1 gateways z [gw]"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
@@ -574,8 +597,8 @@ func TestDecodeRouteViews(t *testing.T) {
 		t.Errorf("route view = %+v", r)
 	}
 	gw := req.Related.Gateways
-	if len(gw) != 1 || gw[0].Name != "public" || len(gw[0].Listeners) != 1 {
-		t.Fatalf("gateways = %+v; want public of the WebApp's namespace alone", gw)
+	if len(gw) != 2 || gw[0].Namespace != "default" || gw[0].Name != "public" || len(gw[0].Listeners) != 1 || gw[1].Namespace != "other" || gw[1].Name != "public" {
+		t.Fatalf("gateways = %+v; want default/public, then other/public: Gateways of any namespace count", gw)
 	}
 	if l := gw[0].Listeners[0]; l.Name != "web" || l.Port != 443 || l.Protocol != gatewayv1.HTTPSProtocolType || l.Hostname == nil || *l.Hostname != "*.example.com" {
 		t.Errorf("listener = %+v", l)

@@ -61,7 +61,7 @@ func Sync(req *Request, now time.Time) Response {
 	cfg := checkConfig(p, &req.Related, observed)
 	labels, selector, pods := podLabels(p, observed)
 	replicas := replicasFor(&p.Spec, observed)
-	deployment := desiredDeployment(p, replicas, labels, selector, pods, cfg.hash)
+	deployment := desiredDeployment(p, replicas, labels, selector, pods, cfg)
 	var children []runtime.Object
 	switch {
 	case cfg.missing == nil:

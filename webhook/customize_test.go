@@ -83,8 +83,8 @@ func TestCustomizeGateways(t *testing.T) {
 		gateway  *sync.Defaults
 		want     []string
 	}{
-		{"with the component and a default Gateway in the namespace", withRoutes, &sync.Defaults{Gateway: inDefault}, []string{"configmaps", "gateways [public]"}},
-		{"with the component and a default Gateway elsewhere", withRoutes, &sync.Defaults{Gateway: elsewhere}, []string{"configmaps"}},
+		{"with the component and a default Gateway in the namespace", withRoutes, &sync.Defaults{Gateway: inDefault}, []string{"configmaps", "gateways default [public]"}},
+		{"with the component and a default Gateway elsewhere", withRoutes, &sync.Defaults{Gateway: elsewhere}, []string{"configmaps", "gateways infra [public]"}},
 		{"without the component", base, &sync.Defaults{Gateway: inDefault}, []string{"configmaps"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,7 +95,7 @@ func TestCustomizeGateways(t *testing.T) {
 			for _, r := range resp.RelatedResources {
 				s := r.Resource
 				if r.Resource == "gateways" {
-					s = fmt.Sprintf("%s %v", r.Resource, r.Names)
+					s = fmt.Sprintf("%s %s %v", r.Resource, r.Namespace, r.Names)
 				}
 				got = append(got, s)
 			}
