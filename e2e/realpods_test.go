@@ -23,7 +23,7 @@ import (
 // TestRealPods runs WebApps of the test app (hack/node/testapp) on the real node, under the real
 // Metacontroller with the pod-diagnosis component: the pods the hook's templates make, started by
 // a real kubelet, containerd and runc. Each subtest makes a namespace and WebApp of its own, so that
-// one runs alone: go test -tags e2e -run 'TestRealPods/ready' ./e2e/
+// one runs alone: go test -tags e2e -run 'TestRealPods$/^ready$' ./e2e/
 func TestRealPods(t *testing.T) {
 	n := requireNode(t)
 	realInstall(t, "e2e/testdata/pod-diagnosis")
