@@ -693,31 +693,17 @@ func realTeardown(t *testing.T, n *realNode) {
 	}
 	tl.mark(t, "WebApp created with 2 replicas")
 	waitReadyTimeline(t, tl, ns, "bye", 2, 120*time.Second)
-	var uids []string
+	var uids, names []string
 	for _, p := range podsNow(ns, "bye") {
 		uids = append(uids, field(p, "metadata", "uid").(string))
+		names = append(names, field(p, "metadata", "name").(string))
 	}
 	stops := []func() []watchEvent{client.record(t, "v1", "Service", ns, "bye"), client.record(t, "apps/v1", "Deployment", ns, "bye")}
-	// Pod events, to read each container's last state before the pod goes.
-	exits := map[string]string{}
-	var mu gosync.Mutex
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
-			for _, p := range podsNow(ns, "bye") {
-				if term := field(p, "status", "containerStatuses", 0, "state", "terminated"); term != nil {
-					mu.Lock()
-					exits[field(p, "metadata", "name").(string)] = fmt.Sprintf("exit %v %v", field(term, "exitCode"), field(term, "reason"))
-					mu.Unlock()
-				}
-			}
-		}
-	}()
+	// A watch of each pod sees every status the kubelet writes, the container's end among them.
+	var podWatches []func() []watchEvent
+	for _, name := range names {
+		podWatches = append(podWatches, client.record(t, "v1", "Pod", ns, name))
+	}
 	wp, _ := client.path("example.com/v1", "WebApp", ns, "bye")
 	if _, err := client.do("DELETE", wp, "", nil); err != nil {
 		t.Fatal(err)
@@ -728,7 +714,6 @@ func realTeardown(t *testing.T, n *realNode) {
 		return wa == nil && len(childrenOf(t, ns, "bye")) == 0 && len(podsNow(ns, "bye")) == 0, err
 	})
 	tl.mark(t, "WebApp, Service, Deployment and pods gone")
-	close(done)
 	deleted := map[string]time.Time{}
 	for i, stop := range stops {
 		for _, e := range stop() {
@@ -742,14 +727,21 @@ func realTeardown(t *testing.T, n *realNode) {
 	} else {
 		tl.mark(t, "Service deleted %.2fs before the Deployment", deleted["Deployment"].Sub(deleted["Service"]).Seconds())
 	}
-	mu.Lock()
-	t.Logf("containers' last states seen: %v", exits)
-	for pod, e := range exits {
-		if !strings.HasPrefix(e, "exit 0 ") {
-			t.Errorf("pod %s ended with %s; want exit 0 after SIGTERM", pod, e)
+	exits := map[string]string{}
+	for i, stop := range podWatches {
+		for _, e := range stop() {
+			if term := field(e.Object, "status", "containerStatuses", 0, "state", "terminated"); term != nil {
+				exits[names[i]] = fmt.Sprintf("exit %v %v", field(term, "exitCode"), field(term, "reason"))
+			}
 		}
 	}
-	mu.Unlock()
+	t.Logf("containers' last states: %v", exits)
+	for _, name := range names {
+		if e := exits[name]; !strings.HasPrefix(e, "exit 0 ") {
+			t.Errorf("pod %s ended with %q; want exit 0 after SIGTERM", name, e)
+		}
+	}
+	tl.mark(t, "each container ended with exit 0 after SIGTERM: %v", exits)
 	waitFor(t, "nothing of the pods left on the node", 60*time.Second, func() (bool, error) {
 		out, err := n.ctr("tasks", "ls")
 		if err != nil {
