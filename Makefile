@@ -18,7 +18,7 @@ REGISTRY ?=
 # Extra helm push flags, e.g. --plain-http for a registry without TLS (credentials: helm registry login).
 CHART_PUSH_FLAGS ?=
 
-.PHONY: helm chart chart-push chart-test scale rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries fuzz bench bench-smoke load generate image image-push image-test docker-image deploy
+.PHONY: helm chart chart-push chart-test scale rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries node-binaries fuzz bench bench-smoke load generate image image-push image-test docker-image deploy
 
 ## run: serve the hooks on :8080
 run:
@@ -40,13 +40,19 @@ test:
 	go test -race ./...
 
 ## e2e: the end-to-end suite against etcd, kube-apiserver, kube-controller-manager,
-## kube-scheduler and kwok built from source into bin/ (about 6 minutes the first time)
-e2e: kube-binaries
-	go test -tags e2e -count=1 -timeout 20m ./e2e/...
+## kube-scheduler and kwok built from source into bin/, and a real node (kubelet, containerd,
+## runc) beside the kwok one (about 15 minutes the first time)
+e2e: kube-binaries node-binaries
+	go test -tags e2e -count=1 -timeout 30m ./e2e/...
 
 ## kube-binaries: the control plane, kwok, kubectl and helm into bin/ (hack/kube-binaries.sh)
 kube-binaries:
 	bash hack/kube-binaries.sh
+
+## node-binaries: the real node's kubelet, containerd, CNI plugins, images and registry in bin/,
+## from source (hack/node-binaries.sh; about 8 minutes the first time), and runc from Debian
+node-binaries:
+	bash hack/node-binaries.sh
 
 ## helm: bin/helm, the Helm CLI built from the Go module proxy at a pinned version (hack/helm.sh)
 helm:

@@ -130,8 +130,12 @@ func startControlPlane(ctx context.Context, bin string) (cp *controlPlane, err e
 		"--leader-elect=false",
 		// clusterrole-aggregation fills edit, admin and view from the roles labelled
 		// aggregate-to-*, such as webapp-edit and webapp-view; resourcequota reports the use
-		// that quota admission compares with.
-		"--controllers", "deployment,replicaset,garbagecollector,namespace,serviceaccount,disruption,horizontalpodautoscaling,clusterrole-aggregation,resourcequota",
+		// that quota admission compares with; endpointslice lists the real node's Ready pods
+		// behind each Service; root-ca-cert-publisher makes kube-root-ca.crt.
+		"--controllers", "deployment,replicaset,endpointslice,garbagecollector,namespace,serviceaccount,root-ca-cert-publisher,disruption,horizontalpodautoscaling,clusterrole-aggregation,resourcequota",
+		// Every namespace gets the kube-root-ca.crt ConfigMap, as in a real cluster: the kubelet
+		// mounts it with a pod's ServiceAccount token.
+		"--root-ca-file", filepath.Join(certDir, "apiserver.crt"),
 		"--secure-port", "0",
 		// Rates that let the scale benchmark's thousands of pods come and go at the speed of a
 		// real cluster's control plane, not of client-go's defaults.

@@ -77,7 +77,17 @@ func run(m *testing.M) int {
 		return 1
 	}
 	fmt.Fprintf(os.Stderr, "e2e: control plane ready in %s at %s\n", time.Since(start).Round(time.Millisecond), cp.server)
-	return m.Run()
+	code := m.Run()
+	// The real node, when a test started it, goes before the control plane, and must leave
+	// nothing behind on the machine.
+	if !stopNode() && code == 0 {
+		code = 1
+	}
+	timelinesMu.Lock()
+	timelines = append(timelines, &timeline{name: "the suite", marks: []string{fmt.Sprintf("%s in all; the real node Ready in %s", time.Since(start).Round(time.Second), nodeStartup.Round(time.Millisecond))}})
+	timelinesMu.Unlock()
+	printTimelines()
+	return code
 }
 
 // setup installs the WebApp CRD, the Gateway API's (standard channel), Metacontroller's when

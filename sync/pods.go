@@ -124,9 +124,23 @@ func whyStuck(p *RelatedPod) (reason, detail string) {
 			// The kubelet's back-off message counts seconds up; the last exit says why, and stays.
 			return w.Reason, fmt.Sprintf("container %s exited with code %d (%s)", cs.Name, t.ExitCode, t.Reason)
 		}
-		return w.Reason, w.Message
+		return w.Reason, runtimeMessage(w.Message)
 	}
 	return "", ""
+}
+
+// runtimeMessage is a kubelet message without the gRPC status prefix the container runtime's
+// errors carry ("rpc error: code = NotFound desc = failed to pull and unpack image …" becomes
+// "failed to pull and unpack image …"): the status quotes a message's first characters only,
+// and the prefix would fill them, leaving out the image and the cause. A message without the
+// whole prefix is returned as it is.
+func runtimeMessage(m string) string {
+	if rest, ok := strings.CutPrefix(m, "rpc error: code = "); ok {
+		if _, desc, ok := strings.Cut(rest, " desc = "); ok {
+			return desc
+		}
+	}
+	return m
 }
 
 // restarts totals the container restarts of pods.

@@ -232,6 +232,11 @@ func TestDiagnosis(t *testing.T) {
 			webappv1.PhaseDegraded, "InvalidImageName", "InvalidImageName: couldn't parse image name", 0},
 		{"err image pull", []map[string]any{pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", waiting("ErrImagePull", "rpc error: code = NotFound"))},
 			webappv1.PhaseDegraded, "ErrImagePull", "ErrImagePull: rpc error: code = NotFound.", 0},
+		// containerd's message, as the real node's kubelet passes it on: the gRPC prefix goes, so
+		// that the quoted start names the image.
+		{"err image pull from containerd", []map[string]any{pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", waiting("ErrImagePull",
+			`rpc error: code = NotFound desc = failed to pull and unpack image "registry.example.com/app:v2": failed to resolve reference "registry.example.com/app:v2": registry.example.com/app:v2: not found`))},
+			webappv1.PhaseDegraded, "ErrImagePull", `1 of 1 current pod cannot start: ErrImagePull: failed to pull and unpack image "registry.example.com/app:v2": failed to resolve….`, 0},
 		{"crash loop: the last exit, not the back-off", []map[string]any{pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", crashing)},
 			webappv1.PhaseDegraded, "CrashLoopBackOff", "1 of 1 current pod cannot start: CrashLoopBackOff: container app exited with code 1 (Error).", 4},
 		{"a missing key in a ConfigMap", []map[string]any{pod("hello-new-1", "hello-new", 10, "registry.example.com/app:v2", waiting("CreateContainerConfigError", `couldn't find key LEVEL in ConfigMap default/app-config`))},

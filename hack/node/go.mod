@@ -1,0 +1,23 @@
+// Module node holds what the end-to-end suite's real node runs besides the binaries that
+// hack/node-binaries.sh builds: the sandbox (pause) image, the test app and its images, and a
+// registry on loopback. It is a module of its own so that go-containerregistry stays out of the
+// hook's dependencies.
+module github.com/example/webapp-operator/hack/node
+
+go 1.26.0
+
+toolchain go1.27.3
+
+require github.com/google/go-containerregistry v0.22.1
+
+require (
+	github.com/docker/cli v29.7.2+incompatible // indirect
+	github.com/docker/docker-credential-helpers v0.9.3 // indirect
+	github.com/klauspost/compress v1.20.4 // indirect
+	github.com/opencontainers/go-digest v1.0.0 // indirect
+	github.com/opencontainers/image-spec v1.1.1 // indirect
+	github.com/sirupsen/logrus v1.9.4 // indirect
+	golang.org/x/sync v0.22.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+	gotest.tools/v3 v3.5.2 // indirect
+)
