@@ -216,6 +216,23 @@ func TestMetacontroller(t *testing.T) {
 	})
 
 	t.Run("an invalid spec keeps every child", func(t *testing.T) {
+		// The Deployment controller may still be writing the last rollout's status (the old
+		// ReplicaSet scaled away, Progressing's reason), which moves its resourceVersion: wait
+		// for it to be done, so that only a rewrite can move it.
+		waitFor(t, "the Deployment's rollout settled", 60*time.Second, func() (bool, error) {
+			d := mustGet(t, "apps/v1", "Deployment", ns, "hello")
+			want := field(d, "spec", "replicas")
+			progressing, _ := field(d, "status", "conditions").([]any)
+			reason := ""
+			for _, c := range progressing {
+				if field(c, "type") == "Progressing" {
+					reason, _ = field(c, "reason").(string)
+				}
+			}
+			return field(d, "status", "observedGeneration") == field(d, "metadata", "generation") &&
+				field(d, "status", "replicas") == want && field(d, "status", "updatedReplicas") == want &&
+				field(d, "status", "availableReplicas") == want && reason == "NewReplicaSetAvailable", nil
+		})
 		before := versions(t, ns, "hello")
 		patchSpec(t, ns, "hello", obj{"image": "nginx:"}) // valid for the schema, not for the hook
 		st := waitStatus(t, ns, "hello", "Invalid", 30*time.Second, phaseIs(webappv1.PhaseInvalid))
