@@ -195,21 +195,27 @@ func (cp *controlPlane) start(name string, args ...string) error {
 // stop ends every process, newest first: SIGTERM, then SIGKILL after 10 s. It removes dir unless
 // E2E_KEEP is set, to read the logs.
 func (cp *controlPlane) stop() {
-	for i := len(cp.procs) - 1; i >= 0; i-- {
-		p := cp.procs[i]
-		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(10 * time.Second):
-			syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-			<-p.done
-		}
-	}
+	stopAll(cp.procs, 10*time.Second)
 	cp.procs = nil
 	if os.Getenv("E2E_KEEP") == "" {
 		os.RemoveAll(cp.dir)
 	} else {
 		fmt.Fprintf(os.Stderr, "e2e: logs kept in %s\n", cp.dir)
+	}
+}
+
+// stopAll ends each of procs, newest first, with its process group: SIGTERM, then SIGKILL once
+// grace has passed, and waits for each to exit.
+func stopAll(procs []*process, grace time.Duration) {
+	for i := len(procs) - 1; i >= 0; i-- {
+		p := procs[i]
+		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(grace):
+			syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+			<-p.done
+		}
 	}
 }
 

@@ -171,6 +171,25 @@ func installGatewayAPI() error {
 	return nil
 }
 
+// installCertManagerCRDs installs cert-manager's own CRDs, which hack/kube-binaries.sh fetches
+// from the module proxy into bin/cert-manager-crds, so that its objects can be dry-run.
+func installCertManagerCRDs(t *testing.T) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(cluster.bin, "cert-manager-crds", "*.yaml"))
+	if len(files) == 0 {
+		t.Fatal("no cert-manager CRDs in bin/cert-manager-crds; run hack/kube-binaries.sh")
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := installCRDs(b); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+}
+
 // installCRDs applies every CRD in a YAML file and waits until each is Established.
 func installCRDs(data []byte) error {
 	docs, err := yamlDocs(data)
@@ -410,20 +429,7 @@ func TestManifests(t *testing.T) {
 		dryRun(t, filepath.Base(f), docs)
 	}
 	t.Run("cert-manager overlay", func(t *testing.T) {
-		// cert-manager's own CRDs, fetched by hack/kube-binaries.sh from the module proxy.
-		files, _ := filepath.Glob(filepath.Join(cluster.bin, "cert-manager-crds", "*.yaml"))
-		if len(files) == 0 {
-			t.Fatal("no cert-manager CRDs in bin/cert-manager-crds; run hack/kube-binaries.sh")
-		}
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := installCRDs(b); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-		}
+		installCertManagerCRDs(t)
 		docs := renderKustomize(t, "../metacontroller/cert-manager")
 		var certs []string
 		for _, d := range docs {

@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -240,19 +239,7 @@ func TestHelm(t *testing.T) {
 	}
 
 	t.Run("TLS through cert-manager: server dry run", func(t *testing.T) {
-		files, _ := filepath.Glob(filepath.Join(cluster.bin, "cert-manager-crds", "*.yaml"))
-		if len(files) == 0 {
-			t.Fatal("no cert-manager CRDs in bin/cert-manager-crds; run hack/kube-binaries.sh")
-		}
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := installCRDs(b); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-		}
+		installCertManagerCRDs(t)
 		// --take-ownership: the suite installed the CRD itself, without Helm's annotations.
 		r := helmJSON(t, "install", release, chartDir, "--namespace", ns, "--dry-run=server", "--take-ownership", "--set", "tls.enabled=true")
 		docs, err := yamlDocs([]byte(r.Manifest))

@@ -486,16 +486,7 @@ func (n *realNode) stop() (left []string) {
 			left = append(left, "drain: "+err.Error())
 		}
 	}
-	for i := len(n.procs) - 1; i >= 0; i-- {
-		p := n.procs[i]
-		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(15 * time.Second):
-			syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-			<-p.done
-		}
-	}
+	stopAll(n.procs, 15*time.Second)
 	n.procs = nil
 	// Shims outlive containerd by design (a restart of containerd must not kill containers); the
 	// node's are those whose command line names its socket.
