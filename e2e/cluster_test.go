@@ -174,22 +174,33 @@ func startControlPlane(ctx context.Context, bin string) (cp *controlPlane, err e
 
 // start runs bin/name with args, logging to dir/name.log.
 func (cp *controlPlane) start(name string, args ...string) error {
-	logPath := filepath.Join(cp.dir, name+".log")
-	logFile, err := os.Create(logPath)
+	p, err := startProcess(cp.dir, cp.bin, name, nil, args...)
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(filepath.Join(cp.bin, name), args...)
+	cp.procs = append(cp.procs, p)
+	return nil
+}
+
+// startProcess runs bin/name with args in a process group of its own, killed if the suite dies,
+// logging to dir/name.log. env, when not nil, is the whole environment.
+func startProcess(dir, bin, name string, env []string, args ...string) (*process, error) {
+	logPath := filepath.Join(dir, name+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(filepath.Join(bin, name), args...)
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
-		return fmt.Errorf("start %s: %w", name, err)
+		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan error, 1)}
 	go func() { p.done <- cmd.Wait(); logFile.Close() }()
-	cp.procs = append(cp.procs, p)
-	return nil
+	return p, nil
 }
 
 // stop ends every process, newest first: SIGTERM, then SIGKILL after 10 s. It removes dir unless

@@ -373,22 +373,11 @@ func writeResolvConf(dir string) string {
 // start runs bin/name with args and env, logging to dir/name.log, with bin first in PATH (so that
 // containerd finds its shim).
 func (n *realNode) start(name string, env []string, args ...string) error {
-	logPath := filepath.Join(n.dir, name+".log")
-	logFile, err := os.Create(logPath)
+	env = append(append(os.Environ(), "PATH="+n.bin+":"+os.Getenv("PATH")), env...)
+	p, err := startProcess(n.dir, n.bin, name, env, args...)
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(filepath.Join(n.bin, name), args...)
-	cmd.Env = append(os.Environ(), "PATH="+n.bin+":"+os.Getenv("PATH"))
-	cmd.Env = append(cmd.Env, env...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return fmt.Errorf("start %s: %w", name, err)
-	}
-	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan error, 1)}
-	go func() { p.done <- cmd.Wait(); logFile.Close() }()
 	n.procs = append(n.procs, p)
 	return nil
 }
