@@ -13,6 +13,6 @@ func Validate(p *Parent) field.ErrorList {
 	if len(p.SpecErrors) > 0 {
 		return p.SpecErrors
 	}
-	errs := validation.ValidateName(p.Name, p.Spec.Port)
+	errs := validation.ValidateName(p.Name, &p.Spec)
 	return append(errs, validation.ValidateSpec(&p.Spec, field.NewPath("spec"))...)
 }

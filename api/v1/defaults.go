@@ -15,7 +15,8 @@ const DefaultTargetCPUUtilizationPercentage = 80
 //   - those the CRD schema also declares (+kubebuilder:default, which TestDefaultMatchesCRD holds
 //     to this function), so that a spec means the same whether or not the apiserver defaulted
 //     it: replicas 1, ingress path "/" and pathType Prefix, route path "/" and pathType
-//     PathPrefix, disruptionBudget maxUnavailable 1, autoscaling minReplicas 1;
+//     PathPrefix, disruptionBudget maxUnavailable 1, autoscaling minReplicas 1, a canary's
+//     maxFailedChecks 1;
 //   - those that depend on other fields, which a schema cannot declare: healthCheck.port is
 //     spec.port, when that is set; an autoscaling spec with neither target aims at
 //     DefaultTargetCPUUtilizationPercentage of the CPU request.
@@ -51,6 +52,10 @@ func Default(spec *WebAppSpec) {
 	if db := spec.DisruptionBudget; db != nil && db.MaxUnavailable == nil {
 		one := intstr.FromInt32(1)
 		db.MaxUnavailable = &one
+	}
+	if ro := spec.Rollout; ro != nil && ro.Canary != nil && ro.Canary.MaxFailedChecks == nil {
+		n := int32(DefaultMaxFailedChecks)
+		ro.Canary.MaxFailedChecks = &n
 	}
 	if a := spec.Autoscaling; a != nil {
 		if a.MinReplicas == nil {

@@ -31,3 +31,12 @@ var OwnedPodLabels = []string{LabelName, LabelInstance, LabelManagedBy, LabelPod
 // OwnedPodAnnotations are the pod template annotations the hook sets, which spec.podAnnotations
 // may not. The CRD's rule on podAnnotations names the same keys.
 var OwnedPodAnnotations = []string{AnnotationConfigHash}
+
+// LabelTrack marks the pods of a canary, with the value TrackCanary: the canary's Deployment and
+// Service select it. Canary pods carry the WebApp's pod labels but LabelName, so that the stable
+// Deployment and the Service <name>-stable, which select LabelName, never select them. While a
+// canary runs, spec.podLabels may not set it (validation).
+const (
+	LabelTrack  = "webapp.example.com/track"
+	TrackCanary = "canary"
+)

@@ -56,6 +56,7 @@ const (
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`,description="Lifecycle phase"
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,description="Why the WebApp is, or is not, Ready"
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.status.url`,description="Where clients reach the app"
+// +kubebuilder:printcolumn:name="Canary",type=integer,JSONPath=`.status.canary.weight`,description="The canary's share of the traffic, in percent, while one runs"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Image",type=string,priority=1,JSONPath=`.spec.image`,description="Container image"
 // +kubebuilder:printcolumn:name="Message",type=string,priority=1,JSONPath=`.status.message`,description="What is going on, in one sentence"
@@ -352,6 +353,13 @@ type WebAppSpec struct {
 	// it hands the count back to replicas.
 	// +optional
 	Autoscaling *Autoscaling `json:"autoscaling,omitempty"`
+
+	// rollout says how a new pod template reaches the pods. Omitted, it rolls through the
+	// Deployment's rolling update, as strategy tunes it; with canary, it goes first to a
+	// second Deployment, <name>-canary, that takes a growing share of the traffic step by step
+	// (docs/canary.md).
+	// +optional
+	Rollout *Rollout `json:"rollout,omitempty"`
 }
 
 // SecurityProfile names a set of pod and container security settings.
@@ -800,6 +808,12 @@ type WebAppStatus struct {
 	// message says in one plain sentence what is going on.
 	// +optional
 	Message string `json:"message,omitempty"`
+
+	// canary is the story of the last canary of spec.rollout.canary: the revision it runs, its
+	// step, its weight and its phase. Unset until a canary starts; it stays, with phase Promoted,
+	// Aborted or RolledBack, after one ends.
+	// +optional
+	Canary *CanaryStatus `json:"canary,omitempty"`
 
 	// conditions holds the Ready condition, with the reason and message of the current state, and,
 	// while their section of the spec is set, the IngressReady, Routed and Autoscaling conditions.

@@ -7,6 +7,7 @@
 // Each file checks one part of the spec: container.go the container (image, environment,
 // resources, probes, lifecycle handlers), pod.go the pod around it (volumes, security,
 // scheduling, pod metadata, shutdown), workload.go the name and the spec as a whole with the
-// rollout, disruption budget and autoscaler, and route.go the Ingress and the HTTPRoute. Every
+// rollout strategy, disruption budget and autoscaler, rollout.go the canary, and route.go the
+// Ingress and the HTTPRoute. Every
 // function returns a field.ErrorList in apimachinery's form, in a stable order.
 package validation

@@ -20,15 +20,21 @@ import (
 // app.kubernetes.io/instance label value allows at most 63 characters, and when port is set the
 // Service, named after the WebApp, needs a DNS-1035 label (no dots, starting with a letter).
 // The apiserver accepts longer names and dots for the WebApp itself, so the hook must check.
-// It reports at most one problem.
-func ValidateName(name string, port *int32) field.ErrorList {
+// With spec.rollout.canary and port, the canary's Services, <name>-canary and <name>-stable, need
+// one too, so the name is at most 56 characters. It reports at most one problem.
+func ValidateName(name string, spec *webappv1.WebAppSpec) field.ErrorList {
 	fld := field.NewPath("metadata", "name")
 	if msgs := validation.IsValidLabelValue(name); len(msgs) > 0 {
 		return field.ErrorList{field.Invalid(fld, Short(name), "cannot label the pods: "+msgs[0])}
 	}
-	if port != nil {
+	if spec.Port != nil {
 		if msgs := validation.IsDNS1035Label(name); len(msgs) > 0 {
 			return field.ErrorList{field.Invalid(fld, Short(name), "cannot name the Service that spec.port asks for: "+msgs[0])}
+		}
+		if ro := spec.Rollout; ro != nil && ro.Canary != nil {
+			if msgs := validation.IsDNS1035Label(name + webappv1.CanarySuffix); len(msgs) > 0 {
+				return field.ErrorList{field.Invalid(fld, Short(name), "cannot name the Service "+name+webappv1.CanarySuffix+" that spec.rollout.canary asks for: "+msgs[0])}
+			}
 		}
 	}
 	return nil
@@ -75,6 +81,7 @@ func ValidateSpec(spec *webappv1.WebAppSpec, fld *field.Path) field.ErrorList {
 		errs = append(errs, validateIntOrPercent(db.MaxUnavailable, fld.Child("disruptionBudget", "maxUnavailable"))...)
 	}
 	errs = append(errs, validateAutoscaling(spec.Autoscaling, fld.Child("autoscaling"))...)
+	errs = append(errs, validateRollout(spec.Rollout, fld.Child("rollout"))...)
 	return errs
 }
 

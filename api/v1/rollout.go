@@ -1,0 +1,185 @@
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Limits of spec.rollout.canary, enforced both by the CRD schema and by the hook's own validation.
+const (
+	// MaxCanarySteps is the most steps a canary takes.
+	MaxCanarySteps = 20
+	// MaxCanaryPauseSeconds bounds a step's pauseSeconds: a week.
+	MaxCanaryPauseSeconds = 7 * 24 * 3600
+	// DefaultMaxFailedChecks is maxFailedChecks when it is omitted.
+	DefaultMaxFailedChecks = 1
+	// MaxFailedChecksLimit bounds maxFailedChecks.
+	MaxFailedChecksLimit = 100
+	// CanarySuffix makes the names of the canary's Deployment and Service, <name>-canary, and
+	// StableSuffix that of the Service the route sends the stable share to, <name>-stable.
+	CanarySuffix = "-canary"
+	StableSuffix = "-stable"
+)
+
+// Annotations a user sets on a WebApp to act on its canary. Each takes the revision of the
+// canary it acts on (status.canary.revision) as its value, so that one left behind never acts on
+// the next canary; a value that names another revision does nothing.
+const (
+	// AnnotationPromote promotes the canary now: the remaining steps are skipped.
+	AnnotationPromote = "webapp.example.com/promote"
+	// AnnotationAbort aborts the canary now, as failed checks would.
+	AnnotationAbort = "webapp.example.com/abort"
+)
+
+// Rollout says how a new pod template reaches the pods.
+type Rollout struct {
+	// canary sends a new pod template first to a Deployment of its own, <name>-canary, and
+	// through the HTTPRoute's weights a growing share of the traffic to it, step by step; the
+	// stable Deployment takes the template only once the canary is promoted. Without route (or
+	// without the gateway-api component) the share is by pod count alone.
+	// +optional
+	Canary *Canary `json:"canary,omitempty"`
+}
+
+// Canary is a canary's plan: its steps and how many failed checks abort it.
+type Canary struct {
+	// steps are the canary's shares of the traffic, in order, each held for pauseSeconds once it
+	// is in place; a step without pauseSeconds waits until the canary is promoted. After the
+	// last step the canary is promoted. Weights rise strictly from step to step.
+	// +required
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:XValidation:rule="self.all(i, s, i == 0 || self[i - 1].weight < s.weight)",message="the steps' weights must rise strictly from one step to the next"
+	Steps []CanaryStep `json:"steps"`
+
+	// maxFailedChecks is how many failed checks of the canary abort it, 1 (the default) to 100.
+	// The canary is checked at every call while it runs its steps, and a failure counts at most
+	// once every 10 seconds. A check fails when the canary Deployment reports ReplicaFailure or
+	// ProgressDeadlineExceeded, when its pods are not all available within the step's
+	// pauseSeconds plus 2 minutes, or, with pod diagnosis, when its pods cannot start or have
+	// restarted since the last failure.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	MaxFailedChecks *int32 `json:"maxFailedChecks,omitempty"`
+}
+
+// CanaryStep is one step of a canary.
+type CanaryStep struct {
+	// weight is the canary's share of the route's traffic in this step, in percent, 1 to 100.
+	// The canary Deployment runs ceil(weight × stable replicas / 100) pods, at least 1.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	Weight int32 `json:"weight"`
+
+	// pauseSeconds is how long the step holds once its weight is in place (the route carries it
+	// and its Gateways accepted it, or, without a route, the canary's pods are available), 0 to
+	// a week. Omitted, the step waits until the canary is promoted by hand.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=604800
+	PauseSeconds *int32 `json:"pauseSeconds,omitempty"`
+}
+
+// CanaryPhase is where a canary stands.
+// +kubebuilder:validation:Enum=Progressing;Paused;Promoting;Promoted;Aborted;RolledBack
+type CanaryPhase string
+
+// The phases of a canary.
+const (
+	// CanaryProgressing: the canary is at a step, moving its weight into place or holding it for
+	// the step's pauseSeconds.
+	CanaryProgressing CanaryPhase = "Progressing"
+	// CanaryPaused: the canary holds a step without pauseSeconds until it is promoted by hand.
+	CanaryPaused CanaryPhase = "Paused"
+	// CanaryPromoting: the canary takes all the traffic while the stable Deployment rolls to its
+	// template, then hands the traffic back.
+	CanaryPromoting CanaryPhase = "Promoting"
+	// CanaryPromoted: the stable Deployment runs the canary's template; the canary is gone.
+	CanaryPromoted CanaryPhase = "Promoted"
+	// CanaryAborted: checks failed maxFailedChecks times, or the abort annotation asked; the
+	// canary has no traffic and no pods, and the stable Deployment was never touched. A new pod
+	// template starts a new canary.
+	CanaryAborted CanaryPhase = "Aborted"
+	// CanaryRolledBack: the pod template was set back to the stable one; the canary has no
+	// traffic and no pods.
+	CanaryRolledBack CanaryPhase = "RolledBack"
+)
+
+// CanaryStatus is the state of a canary that the hook carries from one call to the next. Every
+// field is computed from the spec, the previous CanaryStatus and the observed children.
+type CanaryStatus struct {
+	// revision names the canary's pod template: a digest of it, the value the promote and abort
+	// annotations take.
+	// +required
+	Revision string `json:"revision"`
+
+	// phase is where the canary stands: Progressing, Paused, Promoting, Promoted, Aborted or
+	// RolledBack.
+	// +required
+	Phase CanaryPhase `json:"phase"`
+
+	// step is the index in spec.rollout.canary.steps of the step the canary is at, from 0.
+	// +optional
+	Step int32 `json:"step"`
+
+	// weight is the canary's share of the traffic now, in percent, as the observed route carries
+	// it (or, without a route, as the step asks); unset once the canary serves no traffic.
+	// +optional
+	Weight *int32 `json:"weight,omitempty"`
+
+	// replicas is the canary Deployment's desired pod count.
+	// +optional
+	Replicas int32 `json:"replicas"`
+
+	// stepStartTime is when the canary moved to its step; the pods' availability is checked
+	// against it.
+	// +optional
+	StepStartTime *metav1.Time `json:"stepStartTime,omitempty"`
+
+	// pauseStartTime is when the step's weight was in place; the step's pauseSeconds count from
+	// it. Unset while the weight moves.
+	// +optional
+	PauseStartTime *metav1.Time `json:"pauseStartTime,omitempty"`
+
+	// failedChecks counts the checks of this revision that failed. Failures count at most once
+	// every 10 seconds, from lastFailedCheckTime.
+	// +optional
+	FailedChecks int32 `json:"failedChecks,omitempty"`
+
+	// lastFailedCheckTime is when a check of this revision last failed.
+	// +optional
+	LastFailedCheckTime *metav1.Time `json:"lastFailedCheckTime,omitempty"`
+
+	// lastFailedCheck says which check last failed, and why.
+	// +optional
+	LastFailedCheck string `json:"lastFailedCheck,omitempty"`
+
+	// restarts is the total of container restarts in the canary's pods when the canary started or
+	// a check last failed, with pod diagnosis: more fails the next check.
+	// +optional
+	Restarts int32 `json:"restarts,omitempty"`
+
+	// message says what the canary is doing, or which check failed.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// ConditionCanary is there while spec.rollout.canary is set. It is True unless the last canary
+// was aborted; its reason is the canary's phase (CanaryIdle before any canary), and its message
+// what the canary is doing.
+const ConditionCanary = "Canary"
+
+// Reasons of a WebApp that runs a canary.
+const (
+	// ReasonCanaryIdle: no canary has run; the stable Deployment runs the current template.
+	ReasonCanaryIdle = "Idle"
+	// ReasonCanaryAborted goes with PhaseDegraded: the canary of the current template was
+	// aborted, and the Ready condition says which check failed.
+	ReasonCanaryAborted = "CanaryAborted"
+	// ReasonCanaryProgressing goes with PhaseProgressing while a canary runs its steps, is paused
+	// or is being promoted.
+	ReasonCanaryProgressing = "CanaryInProgress"
+)
