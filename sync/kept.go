@@ -131,13 +131,18 @@ func sameIdentity(obj map[string]any, c *Child) bool {
 }
 
 // scaledToZero returns the kept form of an observed Deployment with spec.replicas set to 0.
-func scaledToZero(c *Child) runtime.Object {
+func scaledToZero(c *Child) runtime.Object { return withReplicas(c, 0) }
+
+// withReplicas returns the kept form of an observed Deployment with spec.replicas set to
+// replicas: how the stable Deployment keeps its template while a canary runs, and follows
+// spec.replicas (or the autoscaler) all the same.
+func withReplicas(c *Child, replicas int32) runtime.Object {
 	obj := keptObject(c)
 	spec, ok := obj["spec"].(map[string]any)
 	if !ok {
 		spec = map[string]any{}
 		obj["spec"] = spec
 	}
-	spec["replicas"] = int64(0)
+	spec["replicas"] = int64(replicas)
 	return &unstructured.Unstructured{Object: obj}
 }

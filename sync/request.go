@@ -51,6 +51,12 @@ type Parent struct {
 	// Conditions are the WebApp's previous status conditions, read only to keep lastTransitionTime:
 	// wire.DecodeRequest fills in their type, status and lastTransitionTime only.
 	Conditions []metav1.Condition
+	// Canary is the WebApp's previous status.canary, the state its canary carries from one call
+	// to the next; nil when there is none or it did not decode.
+	Canary *webappv1.CanaryStatus
+	// Promote and Abort are the values of its webappv1.AnnotationPromote and AnnotationAbort
+	// annotations, "" when absent.
+	Promote, Abort string
 }
 
 // Child is one observed child object.
@@ -92,6 +98,9 @@ func (c *Child) is(k *Kind) bool { return c.Built && c.Kind == k.Kind && c.APIVe
 // until it exists, and every child the hook does not build, which is kept as it is.
 type observedChildren struct {
 	deployment, service, ingress, autoscaler, route *Child
+	// canary, canaryService and stableService are the canary's Deployment and Service,
+	// <name>-canary, and the Service <name>-stable, nil until they exist.
+	canary, canaryService, stableService *Child
 	// others are the children that are not the hook's to build (not owned), in request order.
 	others []*Child
 }
@@ -109,6 +118,15 @@ func observe(req *Request) observedChildren {
 		}
 		var slot **Child
 		switch {
+		case c.Name != req.Parent.Name: // a canary's child (owned)
+			switch {
+			case c.is(DeploymentKind):
+				slot = &o.canary
+			case c.is(ServiceKind) && c.Name == req.Parent.Name+webappv1.CanarySuffix:
+				slot = &o.canaryService
+			case c.is(ServiceKind):
+				slot = &o.stableService
+			}
 		case c.is(DeploymentKind):
 			slot = &o.deployment
 		case c.is(ServiceKind):
@@ -136,9 +154,21 @@ func (o *observedChildren) deploymentView() *ObservedDeployment {
 }
 
 // owned reports whether a child is one the hook builds for p: of a kind the hook builds, named
-// after p. Those are answered from the spec; every other child is kept as it is.
+// after p, or the canary's Deployment or Service (<name>-canary) or the Service <name>-stable.
+// Those are answered from the spec; every other child is kept as it is.
 func owned(c *Child, p *Parent) bool {
-	return c.Built && c.Name == p.Name && c.Namespace == p.Namespace
+	if !c.Built || c.Namespace != p.Namespace {
+		return false
+	}
+	switch c.Name {
+	case p.Name:
+		return true
+	case p.Name + webappv1.CanarySuffix:
+		return c.is(DeploymentKind) || c.is(ServiceKind)
+	case p.Name + webappv1.StableSuffix:
+		return c.is(ServiceKind)
+	}
+	return false
 }
 
 // The decision reads a handful of fields of the children it builds. Observed children of those
@@ -163,6 +193,9 @@ type ObservedDeployment struct {
 	ConfigHash string
 	// PartialConfigHash is its own AnnotationPartialConfigHash annotation, "" when it has none.
 	PartialConfigHash string
+	// Revision is its AnnotationRevision annotation, which only a canary Deployment carries: the
+	// revision of the template it runs. "" when it has none.
+	Revision string
 	// Status is the Deployment controller's report.
 	Status ObservedDeploymentStatus
 }
@@ -228,9 +261,19 @@ type ObservedRoute struct {
 	ParentRefs []gatewayv1.ParentReference
 	// Path is the path value of the first match of the first rule, "" when there is none.
 	Path string
+	// Backends are the backendRefs of its first rule, the only one the hook writes.
+	Backends []RouteBackend
 	// Parents are status.parents, one entry per Gateway (or listener) that has reported on the
 	// route, each with its controller's conditions; empty until a Gateway controller answers.
 	Parents []gatewayv1.RouteParentStatus
+}
+
+// RouteBackend is what the decision reads of one of a route's backendRefs.
+type RouteBackend struct {
+	// Name is the Service's name.
+	Name string `json:"name"`
+	// Weight is its weight; nil means the Gateway API's default, 1.
+	Weight *int32 `json:"weight"`
 }
 
 // Related holds the related objects the decision reads: those the customize hook asked for, as

@@ -59,15 +59,22 @@ func Sync(req *Request, now time.Time) Response {
 	labels, selector, podLabels := childLabels(p, observed)
 	replicas := replicasFor(&p.Spec, observed)
 	deployment := desiredDeployment(p, replicas, labels, selector, podLabels, cfg)
+	plan := planCanary(req, &obs, deployment, *replicas, now) // nil without a canary
 	var children []runtime.Object
 	switch {
+	case cfg.missing == nil && plan != nil && !plan.StableTemplate && obs.deployment != nil:
+		children = append(children, withReplicas(obs.deployment, *replicas)) // its template held
 	case cfg.missing == nil:
 		children = append(children, deployment)
 	case obs.deployment != nil: // not rolled into pods that could not start
 		children = append(children, keptForm(obs.deployment))
 	}
 	if p.Spec.Port != nil {
-		children = append(children, desiredService(p, labels, podLabels))
+		svc := desiredService(p, labels, podLabels)
+		if plan != nil && plan.Relax {
+			svc.Spec.Selector = relaxed(podLabels)
+		}
+		children = append(children, svc)
 	}
 	if p.Spec.Ingress != nil {
 		children = append(children, desiredIngress(p, labels))
@@ -79,7 +86,14 @@ func Sync(req *Request, now time.Time) Response {
 		children = append(children, desiredAutoscaler(p, labels))
 	}
 	if p.Spec.Route != nil && req.Declares(RouteKind) { // else Routed says why there is none
-		children = append(children, desiredRoute(p, labels))
+		route := desiredRoute(p, labels)
+		if plan != nil && plan.Split {
+			route.Spec.Rules[0].BackendRefs = splitBackends(p, plan.StableWeight, plan.CanaryWeight)
+		}
+		children = append(children, route)
+	}
+	if plan != nil {
+		children = append(children, canaryChildren(p, &obs, plan, podLabels, cfg)...)
 	}
 	for _, c := range obs.others {
 		children = append(children, keptForm(c))
@@ -87,7 +101,18 @@ func Sync(req *Request, now time.Time) Response {
 
 	// 3. Compute the status, in one pass over what was observed.
 	r := syncReport(req, &obs, deployment.Annotations[AnnotationSpecHash], *replicas, cfg)
-	return Response{Status: newStatus(req, obs, now, r), Children: children}
+	if plan == nil {
+		return Response{Status: newStatus(req, obs, now, r), Children: children}
+	}
+	if cr := canaryReport(plan); cr != nil && cfg.missing == nil {
+		r.phase, r.reason, r.message = cr.phase, cr.reason, cr.message
+	}
+	if ro := p.Spec.Rollout; ro != nil && ro.Canary != nil {
+		r.conditions = append(r.conditions, canaryCondition(plan))
+	}
+	status := newStatus(req, obs, now, r)
+	status.Canary = plan.Status
+	return Response{Status: status, Children: children, ResyncAfterSeconds: resyncSeconds(plan.ResyncAfter)}
 }
 
 // errorsMessage joins the problems of a list, each in apimachinery's form

@@ -81,6 +81,7 @@ func TestCRD(t *testing.T) {
 		"Phase .status.phase 0",
 		`Reason .status.conditions[?(@.type=="Ready")].reason 0`,
 		"URL .status.url 0",
+		"Canary .status.canary.weight 0",
 		"Age .metadata.creationTimestamp 0",
 		"Image .spec.image 1",
 		"Message .status.message 1",

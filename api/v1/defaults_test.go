@@ -100,7 +100,7 @@ func TestDefaultMatchesCRD(t *testing.T) {
 	}
 	// A spec with every object that holds a defaulted field present, and nothing else.
 	var empty webappv1.WebAppSpec
-	if err := json.Unmarshal([]byte(`{"ingress": {}, "route": {}, "disruptionBudget": {}, "autoscaling": {"targetMemoryUtilizationPercentage": 70}}`), &empty); err != nil {
+	if err := json.Unmarshal([]byte(`{"ingress": {}, "route": {}, "disruptionBudget": {}, "autoscaling": {"targetMemoryUtilizationPercentage": 70}, "rollout": {"canary": {}}}`), &empty); err != nil {
 		t.Fatal(err)
 	}
 	webappv1.Default(&empty)
@@ -124,6 +124,7 @@ func TestDefaultMatchesCRD(t *testing.T) {
 	delete(got, "route.hostnames")                               // required, left empty
 	delete(got, "autoscaling.maxReplicas")                       // required, left 0
 	delete(got, "autoscaling.targetMemoryUtilizationPercentage") // set by the test
+	delete(got, "rollout.canary.steps")                          // required, left empty
 	if !reflect.DeepEqual(got, schemaDefaults) {
 		t.Errorf("Default fills in %v;\nthe CRD schema declares %v", got, schemaDefaults)
 	}

@@ -134,6 +134,7 @@ func deploymentView(decode func(any) error) (sync.Child, error) {
 		Selector:          w.Spec.Selector,
 		ConfigHash:        w.Spec.Template.Metadata.Annotations.ConfigHash,
 		PartialConfigHash: w.Metadata.Annotations.PartialConfigHash,
+		Revision:          w.Metadata.Annotations.Revision,
 		Status:            w.Status,
 	}
 	return c, err
@@ -181,6 +182,7 @@ func routeView(decode func(any) error) (sync.Child, error) {
 						Value string `json:"value"`
 					} `json:"path"`
 				} `json:"matches"`
+				BackendRefs []sync.RouteBackend `json:"backendRefs"`
 			} `json:"rules"`
 		} `json:"spec"`
 		Status struct {
@@ -190,8 +192,11 @@ func routeView(decode func(any) error) (sync.Child, error) {
 	err := decode(&w)
 	c := w.child()
 	c.Route = &sync.ObservedRoute{Generation: w.Metadata.Generation, Hostnames: w.Spec.Hostnames, ParentRefs: w.Spec.ParentRefs, Parents: w.Status.Parents}
-	if rules := w.Spec.Rules; len(rules) > 0 && len(rules[0].Matches) > 0 {
-		c.Route.Path = rules[0].Matches[0].Path.Value
+	if rules := w.Spec.Rules; len(rules) > 0 {
+		if len(rules[0].Matches) > 0 {
+			c.Route.Path = rules[0].Matches[0].Path.Value
+		}
+		c.Route.Backends = rules[0].BackendRefs
 	}
 	return c, err
 }
@@ -216,6 +221,7 @@ type observedHead struct {
 		Annotations struct {
 			SpecHash          string `json:"webapp.example.com/spec-hash"`           // sync.AnnotationSpecHash
 			PartialConfigHash string `json:"webapp.example.com/partial-config-hash"` // sync.AnnotationPartialConfigHash, on Deployments
+			Revision          string `json:"webapp.example.com/revision"`            // sync.AnnotationRevision, on a canary Deployment
 		} `json:"annotations"`
 	} `json:"metadata"`
 }

@@ -55,6 +55,9 @@ func DecodeRequest(body []byte) (*sync.Request, error) {
 			Namespace:  p.Metadata.Namespace,
 			Generation: p.Metadata.Generation,
 			Conditions: p.Status.conditions,
+			Canary:     p.Status.canary,
+			Promote:    p.Metadata.Annotations.Promote,
+			Abort:      p.Metadata.Annotations.Abort,
 		},
 		Finalizing: w.Finalizing,
 	}
@@ -155,7 +158,11 @@ type wireParent struct {
 	Metadata *struct {
 		Name       string `json:"name"`
 		Namespace  string `json:"namespace"`
-		Generation int64  `json:"generation"`
+		Generation  int64  `json:"generation"`
+		Annotations struct {
+			Promote string `json:"webapp.example.com/promote"` // webappv1.AnnotationPromote
+			Abort   string `json:"webapp.example.com/abort"`   // webappv1.AnnotationAbort
+		} `json:"annotations"`
 	} `json:"metadata"`
 	Spec   jsontext.Value `json:"spec"`
 	Status wireStatus     `json:"status"`
@@ -288,11 +295,14 @@ func specErrors(raw jsontext.Value) field.ErrorList {
 	return errs
 }
 
-// wireStatus reads the parent's status.conditions leniently where they stand in the request: a
+// wireStatus reads the parent's status.conditions and status.canary leniently where they stand in the request: a
 // status the hook cannot read only means that lastTransitionTime starts afresh, so it is never an
 // error, and a time that does not parse counts as none for its condition alone. Of each
 // condition only what condition() reads is kept: its type, status and lastTransitionTime.
-type wireStatus struct{ conditions []metav1.Condition }
+type wireStatus struct {
+	conditions []metav1.Condition
+	canary     *webappv1.CanaryStatus
+}
 
 // UnmarshalJSONFrom implements json/v2's UnmarshalerFrom.
 func (w *wireStatus) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
@@ -302,11 +312,31 @@ func (w *wireStatus) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	}
 	var s struct {
 		Conditions wireConditions `json:"conditions"`
+		Canary     wireCanary     `json:"canary"`
 	}
 	if err := jsonv2.UnmarshalDecode(dec, &s); err != nil {
 		return err // not JSON: a wrong type is never an error here
 	}
-	w.conditions = s.Conditions
+	w.conditions, w.canary = s.Conditions, s.Canary.status
+	return nil
+}
+
+// wireCanary is wireStatus's canary: nil when absent or when it does not fit, in which case a
+// canary that was running starts again from its first step (the stable pods are not touched).
+type wireCanary struct{ status *webappv1.CanaryStatus }
+
+// UnmarshalJSONFrom implements json/v2's UnmarshalerFrom.
+func (w *wireCanary) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	w.status = nil
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	var st webappv1.CanaryStatus
+	if v.Kind() != '{' || jsonv2.Unmarshal(v, &st, decodeOptions) != nil || st.Revision == "" {
+		return nil
+	}
+	w.status = &st
 	return nil
 }
 

@@ -10,13 +10,18 @@ import (
 
 // validateRollout reports a canary without steps or with too many, a step's weight or
 // pauseSeconds out of range, weights that do not rise strictly, and a maxFailedChecks out of
-// range. A nil rollout, or one without canary, is valid.
-func validateRollout(r *webappv1.Rollout, fld *field.Path) field.ErrorList {
+// range, and spec.podLabels that set webappv1.LabelTrack, which marks the canary's pods. A nil
+// rollout, or one without canary, is valid. fld is the spec's path.
+func validateRollout(spec *webappv1.WebAppSpec, fld *field.Path) field.ErrorList {
+	r := spec.Rollout
 	if r == nil || r.Canary == nil {
 		return nil
 	}
-	c, fld := r.Canary, fld.Child("canary")
 	var errs field.ErrorList
+	if _, ok := spec.PodLabels[webappv1.LabelTrack]; ok {
+		errs = append(errs, field.Invalid(fld.Child("podLabels").Key(webappv1.LabelTrack), Short(spec.PodLabels[webappv1.LabelTrack]), "must not be set with rollout.canary: it marks the canary's pods"))
+	}
+	c, fld := r.Canary, fld.Child("rollout", "canary")
 	steps := fld.Child("steps")
 	switch n := len(c.Steps); {
 	case n == 0:

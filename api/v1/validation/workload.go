@@ -81,7 +81,7 @@ func ValidateSpec(spec *webappv1.WebAppSpec, fld *field.Path) field.ErrorList {
 		errs = append(errs, validateIntOrPercent(db.MaxUnavailable, fld.Child("disruptionBudget", "maxUnavailable"))...)
 	}
 	errs = append(errs, validateAutoscaling(spec.Autoscaling, fld.Child("autoscaling"))...)
-	errs = append(errs, validateRollout(spec.Rollout, fld.Child("rollout"))...)
+	errs = append(errs, validateRollout(spec, fld)...)
 	return errs
 }
 
