@@ -1,0 +1,425 @@
+package canary_test
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/canary"
+)
+
+var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+
+func ptr[T any](v T) *T { return &v }
+
+func at(d time.Duration) *metav1.Time { t := metav1.NewTime(t0.Add(d)); return &t }
+
+// plan is three steps: 10% for 5 s, 30% for 5 s, 60% until promoted, with maxFailedChecks 2.
+func plan() *webappv1.Canary {
+	return &webappv1.Canary{
+		Steps:           []webappv1.CanaryStep{{Weight: 10, PauseSeconds: ptr(int32(5))}, {Weight: 30, PauseSeconds: ptr(int32(5))}, {Weight: 60}},
+		MaxFailedChecks: ptr(int32(2)),
+	}
+}
+
+// input is a WebApp of 4 replicas with a route, whose template changed from "old" to "new", at
+// t0 + 1 minute.
+func input(edit func(*canary.Input)) canary.Input {
+	in := canary.Input{
+		Name:           "shop",
+		Plan:           plan(),
+		Revision:       "new",
+		HasStable:      true,
+		StableRevision: "old",
+		StableReplicas: 4,
+		Routed:         true,
+		Now:            t0.Add(time.Minute),
+	}
+	if edit != nil {
+		edit(&in)
+	}
+	return in
+}
+
+// running is the status of a canary of "new" at step, started at t0.
+func running(phase webappv1.CanaryPhase, step int32, edit func(*webappv1.CanaryStatus)) *webappv1.CanaryStatus {
+	st := &webappv1.CanaryStatus{Revision: "new", Phase: phase, Step: step, StepStartTime: at(0)}
+	if edit != nil {
+		edit(st)
+	}
+	return st
+}
+
+// ready is a canary Deployment with n pods, all available and of its revision.
+func ready(n int32) *canary.Deployment {
+	return &canary.Deployment{Replicas: n, Current: true, Total: n, Available: n}
+}
+
+// split is an observed route that sends canary percent to the canary, accepted or not.
+func split(canaryWeight int32, accepted bool) *canary.Route {
+	return &canary.Route{Split: true, StableWeight: 100 - canaryWeight, CanaryWeight: canaryWeight, Accepted: accepted}
+}
+
+// want is what a case checks of the output; a zero field is not checked unless named in check.
+type want struct {
+	phase          webappv1.CanaryPhase // "" checks for no status
+	step           int32
+	form           canary.CanaryForm
+	replicas       int32
+	stableTemplate bool
+	split          bool
+	weights        [2]int32
+	services       bool
+	relax          bool
+	failedChecks   int32
+	pauseStart     *metav1.Time
+	resync         time.Duration
+	message        string // a part of the status message
+}
+
+func TestTransitions(t *testing.T) {
+	tests := []struct {
+		name string
+		in   canary.Input
+		want want
+	}{
+		{
+			name: "no canary yet and the template is the stable one: nothing to do",
+			in:   input(func(in *canary.Input) { in.Revision = "old" }),
+			want: want{stableTemplate: true},
+		},
+		{
+			name: "no stable Deployment yet: the Deployment is made with the template",
+			in:   input(func(in *canary.Input) { in.HasStable, in.StableRevision = false, "" }),
+			want: want{stableTemplate: true},
+		},
+		{
+			name: "start: a new template goes to a canary of ceil(10% of 4) = 1 pod; the route waits for the Services",
+			in:   input(nil),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, resync: 2*time.Minute + 5*time.Second, message: "Step 1 of 3: waiting for 1 canary pod"},
+		},
+		{
+			name: "Services observed, canary not available: the route splits 100/0",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved = running(webappv1.CanaryProgressing, 0, nil), true
+				in.Canary = &canary.Deployment{Replicas: 1, Current: true, Total: 1}
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, resync: time.Minute + 5*time.Second},
+		},
+		{
+			name: "the canary's pod is available: 10% goes to it, and the Service <name> selects it once the route is split",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryProgressing, 0, nil), true, ready(1), split(0, true)
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, relax: true, message: "waiting for the HTTPRoute to send 10%"},
+		},
+		{
+			name: "the route carries 10% but its Gateway has not accepted this generation: the pause waits",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryProgressing, 0, nil), true, ready(1), split(10, false)
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, relax: true},
+		},
+		{
+			name: "the route carries 10% and is accepted: the step's pause starts, and a call is asked for when it ends",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryProgressing, 0, nil), true, ready(1), split(10, true)
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, relax: true, pauseStart: at(time.Minute), resync: 5 * time.Second, message: "held for 5s"},
+		},
+		{
+			name: "the pause is over: the next step scales the canary to 2 pods first, the route keeps 10% until they are available",
+			in: input(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.PauseStartTime = at(50 * time.Second) })
+				in.ServicesObserved, in.Canary, in.Route = true, ready(1), split(10, true)
+			}),
+			want: want{phase: webappv1.CanaryProgressing, step: 1, form: canary.CanaryRun, replicas: 2, services: true, split: true, weights: [2]int32{90, 10}, relax: true, resync: 2*time.Minute + 5*time.Second},
+		},
+		{
+			name: "a step without pauseSeconds, in place: Paused until promoted",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryProgressing, 2, nil), true, ready(3), split(60, true)
+			}),
+			want: want{phase: webappv1.CanaryPaused, step: 2, form: canary.CanaryRun, replicas: 3, services: true, split: true, weights: [2]int32{40, 60}, relax: true, message: "paused until it is promoted (annotate the WebApp with webapp.example.com/promote=new)"},
+		},
+		{
+			name: "promote asked: the canary scales to the stable's 4 pods before it takes all the traffic",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPaused, 2, nil), true, ready(3), split(60, true)
+				in.Promote = true
+			}),
+			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.CanaryRun, replicas: 4, services: true, split: true, weights: [2]int32{40, 60}, relax: true, message: "the canary scales to 4 pods"},
+		},
+		{
+			name: "promote asked for another revision does nothing (sync passes Promote false)",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPaused, 2, nil), true, ready(3), split(60, true)
+			}),
+			want: want{phase: webappv1.CanaryPaused, step: 2, form: canary.CanaryRun, replicas: 3, services: true, split: true, weights: [2]int32{40, 60}, relax: true},
+		},
+		{
+			name: "promoting, the canary at full count: all the traffic goes to it",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPromoting, 2, nil), true, ready(4), split(60, true)
+			}),
+			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.CanaryRun, replicas: 4, services: true, split: true, weights: [2]int32{0, 100}, relax: true},
+		},
+		{
+			name: "promoting, the route carries all to the canary: the stable Deployment takes the template",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPromoting, 2, nil), true, ready(4), split(100, true)
+			}),
+			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.CanaryRun, replicas: 4, stableTemplate: true, services: true, split: true, weights: [2]int32{0, 100}, relax: true, message: "rolls to revision new"},
+		},
+		{
+			name: "promoting, the stable rolled: the route goes back to <name>, which selects the stable pods only",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPromoting, 2, nil), true, ready(4), split(100, true)
+				in.StableRevision, in.StableRolled = "new", true
+			}),
+			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.CanaryRun, replicas: 4, stableTemplate: true, services: true},
+		},
+		{
+			name: "promoting, the route is back: the canary scales to zero",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPromoting, 2, nil), true, ready(4), &canary.Route{Accepted: true}
+				in.StableRevision, in.StableRolled = "new", true
+			}),
+			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.CanaryZero, stableTemplate: true, message: "the canary scales to zero"},
+		},
+		{
+			name: "promoted: the canary's pods are gone, so are it and its Services",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPromoting, 2, nil), true, &canary.Deployment{Current: true}, &canary.Route{Accepted: true}
+				in.StableRevision, in.StableRolled = "new", true
+			}),
+			want: want{phase: webappv1.CanaryPromoted, step: 2, form: canary.CanaryAbsent, stableTemplate: true, message: "Revision new was promoted"},
+		},
+		{
+			name: "promoted stays promoted",
+			in: input(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryPromoted, 2, nil)
+				in.StableRevision, in.StableRolled = "new", true
+			}),
+			want: want{phase: webappv1.CanaryPromoted, step: 2, stableTemplate: true},
+		},
+		{
+			name: "abort asked: the route's canary weight goes to 0 first, the canary kept as it is",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryProgressing, 1, nil), true, ready(2), split(30, true)
+				in.Abort = true
+			}),
+			want: want{phase: webappv1.CanaryAborted, step: 1, form: canary.CanaryKeep, replicas: 2, services: true, split: true, weights: [2]int32{100, 0}, message: "aborted by the webapp.example.com/abort annotation"},
+		},
+		{
+			name: "aborted, the route's canary weight is 0: the route goes back to <name>, the canary to zero",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryAborted, 1, nil), true, ready(2), split(0, true)
+			}),
+			want: want{phase: webappv1.CanaryAborted, step: 1, form: canary.CanaryZero, services: true},
+		},
+		{
+			name: "aborted, the route is back: the Services go, the canary stays at zero",
+			in: input(func(in *canary.Input) {
+				in.Last, in.Canary, in.Route = running(webappv1.CanaryAborted, 1, nil), &canary.Deployment{Current: true}, &canary.Route{Accepted: true}
+			}),
+			want: want{phase: webappv1.CanaryAborted, step: 1, form: canary.CanaryZero},
+		},
+		{
+			name: "a check fails (ReplicaFailure): it counts, 1 of 2",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved = running(webappv1.CanaryProgressing, 0, nil), true
+				in.Canary = &canary.Deployment{Replicas: 1, Current: true, Failure: "Deployment shop-canary cannot create pods (QuotaExceeded): exceeded quota."}
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, failedChecks: 1, resync: 10 * time.Second, message: "1 of 2 failed checks: Deployment shop-canary cannot create pods (QuotaExceeded)"},
+		},
+		{
+			name: "it fails again within 10 s: not counted, a call is asked for when it would count",
+			in: input(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) {
+					st.FailedChecks, st.LastFailedCheckTime, st.LastFailedCheck = 1, at(56*time.Second), "Deployment shop-canary cannot create pods"
+				})
+				in.ServicesObserved = true
+				in.Canary = &canary.Deployment{Replicas: 1, Current: true, Failure: "Deployment shop-canary cannot create pods"}
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, failedChecks: 1, resync: 6 * time.Second},
+		},
+		{
+			name: "it fails again after 10 s: the second failure aborts",
+			in: input(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) {
+					st.FailedChecks, st.LastFailedCheckTime, st.LastFailedCheck = 1, at(50*time.Second), "Deployment shop-canary cannot create pods"
+				})
+				in.ServicesObserved, in.Route = true, split(0, true)
+				in.Canary = &canary.Deployment{Replicas: 1, Current: true, Failure: "Deployment shop-canary cannot create pods"}
+			}),
+			want: want{phase: webappv1.CanaryAborted, form: canary.CanaryZero, services: true, failedChecks: 2, message: "aborted after 2 failed checks: Deployment shop-canary cannot create pods"},
+		},
+		{
+			name: "pods not all available within pauseSeconds plus 2 minutes of the step's start: a failed check",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved = running(webappv1.CanaryProgressing, 0, nil), true
+				in.Canary = &canary.Deployment{Replicas: 1, Current: true, Total: 1}
+				in.Now = t0.Add(2*time.Minute + 5*time.Second)
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, failedChecks: 1, resync: 10 * time.Second, message: "0 of 1 canary pods available 2m5s after the step started"},
+		},
+		{
+			name: "before that deadline, unavailable pods fail nothing, and a call is asked for at the deadline",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved = running(webappv1.CanaryProgressing, 0, nil), true
+				in.Canary = &canary.Deployment{Replicas: 1, Current: true, Total: 1}
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, resync: time.Minute + 5*time.Second},
+		},
+		{
+			name: "with pod diagnosis, pods that cannot start fail a check",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved = running(webappv1.CanaryProgressing, 0, nil), true
+				in.Canary = &canary.Deployment{Replicas: 1, Current: true, Total: 1}
+				in.Pods = canary.Pods{Diagnosed: true, Trouble: "1 of 1 current pod cannot start: ImagePullBackOff"}
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, failedChecks: 1, resync: 10 * time.Second, message: "its pods cannot start: 1 of 1 current pod cannot start: ImagePullBackOff"},
+		},
+		{
+			name: "with pod diagnosis, a restart since the last failure fails a check",
+			in: input(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.Restarts = 1 })
+				in.ServicesObserved, in.Canary, in.Route = true, ready(1), split(10, true)
+				in.Pods = canary.Pods{Diagnosed: true, Restarts: 2}
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, relax: true, failedChecks: 1, pauseStart: at(time.Minute), resync: 5 * time.Second, message: "its containers restarted (2 restarts in all, 1 before)"},
+		},
+		{
+			name: "rollback by edit: the template is the stable one again; the route's canary weight goes to 0 first",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryProgressing, 1, nil), true, ready(2), split(30, true)
+				in.Revision = "old"
+			}),
+			want: want{phase: webappv1.CanaryRolledBack, step: 1, form: canary.CanaryKeep, replicas: 2, stableTemplate: true, services: true, split: true, weights: [2]int32{100, 0}, message: "Revision new was rolled back"},
+		},
+		{
+			name: "rolled back, no traffic on the canary: it scales to zero, and goes once its pods have",
+			in: input(func(in *canary.Input) {
+				in.Last, in.Canary, in.Route = running(webappv1.CanaryRolledBack, 1, nil), ready(2), &canary.Route{Accepted: true}
+				in.Revision = "old"
+			}),
+			want: want{phase: webappv1.CanaryRolledBack, step: 1, form: canary.CanaryZero, stableTemplate: true},
+		},
+		{
+			name: "rolled back, the canary's pods are gone: it is deleted",
+			in: input(func(in *canary.Input) {
+				in.Last, in.Canary, in.Route = running(webappv1.CanaryRolledBack, 1, nil), &canary.Deployment{Current: true}, &canary.Route{Accepted: true}
+				in.Revision = "old"
+			}),
+			want: want{phase: webappv1.CanaryRolledBack, step: 1, form: canary.CanaryAbsent, stableTemplate: true},
+		},
+		{
+			name: "a new template mid-canary starts a new canary at step 1, its failed checks forgotten",
+			in: input(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 1, func(st *webappv1.CanaryStatus) { st.FailedChecks = 1 })
+				in.ServicesObserved, in.Route = true, split(30, true)
+				in.Canary = &canary.Deployment{Replicas: 2, Total: 2, Available: 2} // of "new": not Current for "newer"
+				in.Revision = "newer"
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, relax: true, resync: 2*time.Minute + 5*time.Second},
+		},
+		{
+			name: "a new template after an abort starts a new canary",
+			in: input(func(in *canary.Input) {
+				in.Last, in.Canary = running(webappv1.CanaryAborted, 1, nil), &canary.Deployment{Current: false}
+				in.Revision = "newer"
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, resync: 2*time.Minute + 5*time.Second},
+		},
+		{
+			name: "checks do not run once promoting: the stable may be rolling",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Route = running(webappv1.CanaryPromoting, 2, nil), true, split(60, true)
+				in.Canary = &canary.Deployment{Replicas: 4, Current: true, Total: 4, Available: 3, Failure: "Deployment shop-canary exceeded its progress deadline"}
+				in.Abort = true
+			}),
+			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.CanaryRun, replicas: 4, services: true, split: true, weights: [2]int32{40, 60}, relax: true},
+		},
+		{
+			name: "without a route: no Services, the Service <name> spreads over both, and the weight is in place once the pods are",
+			in: input(func(in *canary.Input) {
+				in.Routed, in.Last, in.Canary = false, running(webappv1.CanaryProgressing, 0, nil), ready(1)
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, relax: true, pauseStart: at(time.Minute), resync: 5 * time.Second},
+		},
+		{
+			name: "with an autoscaler at 8 replicas the canary follows: 30% is 3 pods",
+			in: input(func(in *canary.Input) {
+				in.Last, in.StableReplicas = running(webappv1.CanaryProgressing, 1, nil), 8
+			}),
+			want: want{phase: webappv1.CanaryProgressing, step: 1, form: canary.CanaryRun, replicas: 3, services: true, resync: time.Minute + 5*time.Second},
+		},
+		{
+			name: "steps edited to fewer mid-canary: the canary is at the last one",
+			in: input(func(in *canary.Input) {
+				in.Plan.Steps = in.Plan.Steps[:1]
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryProgressing, 2, nil), true, ready(1), split(10, true)
+			}),
+			want: want{phase: webappv1.CanaryProgressing, step: 2, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, relax: true, pauseStart: at(time.Minute), resync: 5 * time.Second},
+		},
+		{
+			name: "the canary removed from the spec mid-canary: its weight goes to 0 first, and the status goes",
+			in: input(func(in *canary.Input) {
+				in.Plan, in.Last, in.ServicesObserved, in.Canary, in.Route = nil, running(webappv1.CanaryProgressing, 1, nil), true, ready(2), split(30, true)
+			}),
+			want: want{form: canary.CanaryKeep, stableTemplate: true, services: true, split: true, weights: [2]int32{100, 0}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var before *webappv1.CanaryStatus
+			if tt.in.Last != nil {
+				c := *tt.in.Last
+				before = &c
+			}
+			got := canary.Next(tt.in)
+			if tt.in.Last != nil && !reflect.DeepEqual(*tt.in.Last, *before) {
+				t.Errorf("Next modified its input: %+v, was %+v", *tt.in.Last, *before)
+			}
+			w := tt.want
+			switch {
+			case w.phase == "" && got.Status != nil:
+				t.Fatalf("status = %+v; want none", *got.Status)
+			case w.phase != "" && got.Status == nil:
+				t.Fatalf("no status; want phase %s", w.phase)
+			case got.Status != nil:
+				st := got.Status
+				if st.Phase != w.phase || st.Step != w.step || st.FailedChecks != w.failedChecks {
+					t.Errorf("phase, step, failedChecks = %s, %d, %d; want %s, %d, %d", st.Phase, st.Step, st.FailedChecks, w.phase, w.step, w.failedChecks)
+				}
+				if !reflect.DeepEqual(st.PauseStartTime, w.pauseStart) {
+					t.Errorf("pauseStartTime = %v; want %v", st.PauseStartTime, w.pauseStart)
+				}
+				if !strings.Contains(st.Message, w.message) {
+					t.Errorf("message = %q; want it to contain %q", st.Message, w.message)
+				}
+				if st.Replicas != w.replicas {
+					t.Errorf("status replicas = %d; want %d", st.Replicas, w.replicas)
+				}
+			}
+			if got.Canary != w.form || (w.form == canary.CanaryRun && got.CanaryReplicas != w.replicas) {
+				t.Errorf("canary = %v with %d replicas; want %v with %d", got.Canary, got.CanaryReplicas, w.form, w.replicas)
+			}
+			gotWeights := [2]int32{got.StableWeight, got.CanaryWeight}
+			if got.Split != w.split || gotWeights != w.weights {
+				t.Errorf("split, weights = %t, %v; want %t, %v", got.Split, gotWeights, w.split, w.weights)
+			}
+			if got.StableTemplate != w.stableTemplate || got.Services != w.services || got.Relax != w.relax {
+				t.Errorf("stableTemplate, services, relax = %t, %t, %t; want %t, %t, %t", got.StableTemplate, got.Services, got.Relax, w.stableTemplate, w.services, w.relax)
+			}
+			if got.ResyncAfter != w.resync {
+				t.Errorf("resyncAfter = %s; want %s", got.ResyncAfter, w.resync)
+			}
+		})
+	}
+}
