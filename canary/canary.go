@@ -177,6 +177,8 @@ type state struct {
 	failure string
 	// fired is the row that fired, nil when none did.
 	fired *Transition
+	// back is true once a promotion sends the traffic back to the stable Deployment.
+	back bool
 }
 
 // Next computes the next canary status and what the children should be. It is a pure function

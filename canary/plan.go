@@ -57,6 +57,7 @@ func (s *state) promote() Output {
 	back := rolled && (!in.Routed || in.Route == nil || !in.Route.Split)
 	o := s.serve(full, rolled)
 	o.StableTemplate = taken
+	s.back = rolled
 	var msg string
 	switch {
 	case back:
@@ -105,10 +106,10 @@ func (s *state) finish(o *Output, msg string) {
 	case in.Routed && in.Route != nil && in.Route.Split:
 		w := in.Route.CanaryWeight
 		s.next.Weight = &w
-	case in.Routed && o.Serving:
+	case in.Routed && o.Serving && !s.back:
 		var w int32
 		s.next.Weight = &w
-	case o.Serving:
+	case o.Serving && !s.back:
 		w := s.safeWeight()
 		s.next.Weight = &w
 	}
@@ -119,6 +120,9 @@ func (s *state) finish(o *Output, msg string) {
 		s.next.Replicas = in.Canary.Replicas
 	default:
 		s.next.Replicas = 0
+	}
+	if o.Serving && !in.Routed {
+		msg += " Without an HTTPRoute the Service " + s.name() + " splits the traffic by pod count, not by weight."
 	}
 	if n := s.next.FailedChecks; n > 0 && o.Serving && s.phase() != webappv1.CanaryPromoting {
 		msg += fmt.Sprintf(" %d of %d failed checks: %s.", n, *in.Plan.MaxFailedChecks, s.next.LastFailedCheck)

@@ -49,9 +49,10 @@ func CheckResponse(req *sync.Request, resp sync.Response) error {
 //     component's kind, such as HTTPRoute, only when the CompositeController manages it);
 //   - outside finalize, no observed child is dropped, but for the WebApp's own children of a kind
 //     the hook builds other than the Deployment (sync.Kinds: the Service, Ingress,
-//     PodDisruptionBudget or HorizontalPodAutoscaler named after it, in its namespace) when its
-//     spec is valid: the spec decides whether those exist. The Deployment and every other child
-//     always stay;
+//     PodDisruptionBudget or HorizontalPodAutoscaler named after it, in its namespace, and the
+//     canary's Services <name>-canary and <name>-stable) when its spec is valid: the spec decides
+//     whether those exist. The canary's Deployment, <name>-canary, may go too, but only once it
+//     asks for no pod and has none. The Deployment and every other child always stay;
 //   - finalized is set only by finalize, and is true only when no child is observed;
 //   - the status has a known phase, a Ready condition that agrees with ready, and no condition
 //     type twice; every condition has a reason and a lastTransitionTime.
@@ -91,8 +92,7 @@ func CheckAnswer(req *sync.Request, answer []byte) error {
 		p := &req.Parent
 		valid := len(sync.Validate(p)) == 0
 		for _, c := range req.Children {
-			k := builtKind(c.Kind + "." + c.APIVersion)
-			own := c.Name == p.Name && c.Namespace == p.Namespace && k != nil && k != sync.DeploymentKind
+			own := mayGo(&c, p)
 			if !(valid && own) && !seen[c.Kind+"."+c.APIVersion+" "+c.Namespace+"/"+c.Name] {
 				return fmt.Errorf("observed %s %s/%s is missing from the answer, so Metacontroller would delete it", c.Kind, c.Namespace, c.Name)
 			}
@@ -122,6 +122,28 @@ func CheckAnswer(req *sync.Request, answer []byte) error {
 		return fmt.Errorf("status.conditions = %v; want a Ready condition", st.Conditions)
 	}
 	return nil
+}
+
+// mayGo reports whether a valid spec may let the observed child c go: one of p's own children of
+// a kind the hook builds other than its Deployment, or the canary's Deployment without pods.
+func mayGo(c *sync.Child, p *sync.Parent) bool {
+	k := builtKind(c.Kind + "." + c.APIVersion)
+	if k == nil || c.Namespace != p.Namespace {
+		return false
+	}
+	switch c.Name {
+	case p.Name:
+		return k != sync.DeploymentKind
+	case p.Name + webappv1.CanarySuffix:
+		if k == sync.DeploymentKind {
+			d := c.Deployment
+			return d != nil && d.Replicas != nil && *d.Replicas == 0 && d.Status.Replicas == 0
+		}
+		return k == sync.ServiceKind
+	case p.Name + webappv1.StableSuffix:
+		return k == sync.ServiceKind
+	}
+	return false
 }
 
 // builtKind returns the kind the hook builds that is filed under key ("Kind.apiVersion"), or nil.
