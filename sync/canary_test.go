@@ -315,3 +315,230 @@ func replicasOf(t *testing.T, resp sync.Response) string {
 func lastAppliedObject(t *testing.T, c sync.Child) runtime.Object {
 	return &unstructured.Unstructured{Object: lastApplied(t, c).(map[string]any)}
 }
+
+// running returns a cluster whose WebApp runs shop:1 on 4 ready pods with an accepted route,
+// with mods applied to its spec, and whose template then changed to shop:2: the first answer
+// of the canary is taken.
+func running(t *testing.T, mods ...func(*sync.Parent)) (*fakeCluster, sync.Response, sync.Response) {
+	t.Helper()
+	spec := func(image string) sync.Parent {
+		return webapp(append([]func(*sync.Parent){canarySpec(image)}, mods...)...)
+	}
+	c := newCluster(t, spec("shop:1"))
+	c.status["Deployment/hello"] = depStatus(1, 4, 4, 4, 4)
+	c.status["HTTPRoute/hello"] = accepted
+	before := c.sync(0)
+	c.sync(time.Second)
+	p := spec("shop:2")
+	p.Canary, p.Conditions = c.parent.Canary, c.parent.Conditions
+	c.parent = p
+	return c, before, c.sync(time.Second)
+}
+
+// stableTemplateOf is the stable Deployment's pod template as an answer sends it.
+func stableTemplateOf(t *testing.T, resp sync.Response) string {
+	return member(t, sent(t, resp, "Deployment/hello"), "spec", "template")
+}
+
+func TestSyncCanaryCases(t *testing.T) {
+	t.Run("turning the canary on rolls nothing: the answer is the same but for the Canary condition", func(t *testing.T) {
+		p := webapp(canarySpec("shop:1"))
+		p.Spec.Rollout = nil
+		c := newCluster(t, p)
+		c.status["Deployment/hello"] = depStatus(1, 4, 4, 4, 4)
+		c.status["HTTPRoute/hello"] = accepted
+		without := c.sync(0)
+		c.parent.Spec.Rollout = webapp(canarySpec("shop:1")).Spec.Rollout
+		with := c.sync(time.Second)
+		if got, want := asJSON(t, sentChildren(t, with)), asJSON(t, sentChildren(t, without)); got != want {
+			t.Errorf("children with the canary on =\n%s\nwant them unchanged:\n%s", got, want)
+		}
+		if with.Status.Canary != nil || conditionOf(with.Status, webappv1.ConditionCanary) != "True/Idle" || with.Status.Phase != webappv1.PhaseReady {
+			t.Errorf("status %+v; want Ready, no canary, Canary True/Idle", with.Status)
+		}
+	})
+	t.Run("a canary that cannot create pods is aborted after maxFailedChecks; the stable is never touched", func(t *testing.T) {
+		c, before, first := running(t, func(p *sync.Parent) { p.Spec.Rollout.Canary.MaxFailedChecks = ptr(int32(2)) })
+		quota := appsv1.DeploymentCondition{Type: appsv1.DeploymentReplicaFailure, Status: "True", Reason: "FailedCreate",
+			Message: `pods "hello-canary-5d8c7-x2kq" is forbidden: exceeded quota: pods, requested: pods=1, used: pods=4, limited: pods=4`}
+		c.status["Deployment/hello-canary"] = depStatus(1, 0, 0, 0, 0, quota)
+		c.children = nil
+		for _, obj := range first.Children {
+			c.children = append(c.children, observe(t, obj, 1, c.status[key(t, obj)]))
+		}
+		sort.Slice(c.children, func(i, j int) bool { return c.children[i].Kind+"/"+c.children[i].Name < c.children[j].Kind+"/"+c.children[j].Name })
+		one := c.sync(time.Second)
+		if got := one.Status.Canary; got.FailedChecks != 1 || got.Phase != webappv1.CanaryProgressing || !strings.Contains(one.Status.Message, "1 of 2 failed checks: Deployment hello-canary cannot create pods (QuotaExceeded): exceeded quota") {
+			t.Fatalf("after one failure: %s, %q", canaryOf(one), one.Status.Message)
+		}
+		if one.ResyncAfterSeconds != 10 {
+			t.Errorf("resyncAfterSeconds = %v; want 10, when the next failure counts", one.ResyncAfterSeconds)
+		}
+		same := c.sync(5 * time.Second)
+		if same.Status.Canary.FailedChecks != 1 {
+			t.Errorf("a failure 5 s later counted: %d failed checks", same.Status.Canary.FailedChecks)
+		}
+		aborted := c.sync(5 * time.Second)
+		if got := aborted.Status; got.Canary.Phase != webappv1.CanaryAborted || got.Phase != webappv1.PhaseDegraded || conditionOf(got, webappv1.ConditionReady) != "False/CanaryAborted" || conditionOf(got, webappv1.ConditionCanary) != "False/Aborted" {
+			t.Fatalf("after two failures: phase %s, canary %s, conditions %v; want Degraded, Aborted", got.Phase, canaryOf(aborted), got.Conditions)
+		}
+		if !strings.Contains(aborted.Status.Message, "aborted after 2 failed checks: Deployment hello-canary cannot create pods (QuotaExceeded)") {
+			t.Errorf("message %q; want the failed check named", aborted.Status.Message)
+		}
+		for _, resp := range []sync.Response{one, same, aborted, c.sync(time.Minute)} {
+			if got, want := stableTemplateOf(t, resp), stableTemplateOf(t, before); got != want {
+				t.Errorf("stable template =\n%s\nwant it untouched:\n%s", got, want)
+			}
+		}
+		if got := replicasOf(t, aborted); got != "4/0" {
+			t.Errorf("replicas stable/canary = %s; want 4/0", got)
+		}
+	})
+	t.Run("rollback by edit: the template set back ends the canary at once, and rolls nothing", func(t *testing.T) {
+		c, before, _ := running(t)
+		c.status["Deployment/hello-canary"] = depStatus(1, 1, 1, 1, 1)
+		c.sync(time.Second)
+		c.sync(time.Second) // the route carries 10%
+		if got := backends(t, c.sync(time.Second)); got != "hello-stable=90,hello-canary=10" {
+			t.Fatalf("backends %s; want 10%% on the canary", got)
+		}
+		revision := c.parent.Canary.Revision
+		p := webapp(canarySpec("shop:1"))
+		p.Canary, p.Conditions = c.parent.Canary, c.parent.Conditions
+		c.parent = p
+		back := c.sync(time.Second)
+		if got := back.Status.Canary; got.Phase != webappv1.CanaryRolledBack || got.Revision != revision {
+			t.Errorf("canary %s (revision %s); want RolledBack of %s", canaryOf(back), got.Revision, revision)
+		}
+		if got := backends(t, back); got != "hello-stable=100,hello-canary=0" {
+			t.Errorf("backends %s; want the canary's weight at 0 first", got)
+		}
+		if got, want := stableTemplateOf(t, back), stableTemplateOf(t, before); got != want {
+			t.Errorf("stable template changed on rollback:\n%s\nwant\n%s", got, want)
+		}
+		if back.Status.Phase != webappv1.PhaseReady {
+			t.Errorf("phase %s; want Ready: the stable runs the spec", back.Status.Phase)
+		}
+		next := c.sync(time.Second)
+		if got := backends(t, next) + " " + replicasOf(t, next); got != "hello=1 4/0" {
+			t.Errorf("then backends and replicas %s; want hello=1 4/0", got)
+		}
+		c.status["Deployment/hello-canary"] = depStatus(1, 0, 0, 0, 0)
+		for i, ch := range c.children {
+			if ch.Name == "hello-canary" && ch.Kind == "Deployment" {
+				c.children[i] = observe(t, lastAppliedObject(t, ch), 1, c.status["Deployment/hello-canary"])
+			}
+		}
+		gone := c.sync(time.Second)
+		if got := names(t, gone.Children); fmt.Sprint(got) != "[Deployment/hello HTTPRoute/hello Service/hello]" {
+			t.Errorf("children %v; want the canary and its Services gone", got)
+		}
+	})
+	t.Run("an invalid rollout mid-canary keeps every child", func(t *testing.T) {
+		c, _, _ := running(t)
+		c.sync(time.Second)
+		p := webapp(canarySpec("shop:2"), func(p *sync.Parent) { p.Spec.Rollout.Canary.Steps[1].Weight = 5 })
+		p.Canary = c.parent.Canary
+		req := &sync.Request{Parent: p, Children: c.children, ChildKinds: withGatewayAPI}
+		invalidKeepsAll(t, req, "spec.rollout.canary.steps[1].weight: Invalid value: 5: must be greater than the weight of step 0 (10)")
+		if got := sync.Sync(req, now).Status.Canary; asJSON(t, got) != asJSON(t, p.Canary) {
+			t.Errorf("status.canary = %s; want it carried forward: %s", asJSON(t, got), asJSON(t, p.Canary))
+		}
+	})
+	t.Run("the canary removed from the spec mid-canary: the stable takes the template, the canary's weight goes to 0 first", func(t *testing.T) {
+		c, _, _ := running(t)
+		c.status["Deployment/hello-canary"] = depStatus(1, 1, 1, 1, 1)
+		c.sync(time.Second)
+		c.sync(time.Second)
+		c.parent.Spec.Rollout = nil
+		resp := c.sync(time.Second)
+		if got := backends(t, resp) + " " + replicasOf(t, resp); got != "hello-stable=100,hello-canary=0 4/1" {
+			t.Errorf("backends and replicas %s; want hello-stable=100,hello-canary=0 4/1", got)
+		}
+		if resp.Status.Canary != nil || conditionOf(resp.Status, webappv1.ConditionCanary) != "" {
+			t.Errorf("status canary %s, condition %q; want neither", canaryOf(resp), conditionOf(resp.Status, webappv1.ConditionCanary))
+		}
+		if got := stableTemplateOf(t, resp); !strings.Contains(got, `"image":"shop:2"`) {
+			t.Errorf("stable template %s; want shop:2", got)
+		}
+	})
+	t.Run("without the gateway-api component the split is by pods, and the status says so", func(t *testing.T) {
+		c := newCluster(t, webapp(canarySpec("shop:1")))
+		c.status["Deployment/hello"] = depStatus(1, 4, 4, 4, 4)
+		req := func() sync.Response {
+			r := &sync.Request{Parent: c.parent, Children: c.children, ChildKinds: withoutGatewayAPI}
+			resp := sync.Sync(r, now)
+			if err := hooktest.CheckResponse(r, resp); err != nil {
+				t.Fatal(err)
+			}
+			c.parent.Canary = resp.Status.Canary
+			c.children = nil
+			for _, obj := range resp.Children {
+				c.children = append(c.children, observe(t, obj, 1, c.status[key(t, obj)]))
+			}
+			return resp
+		}
+		req()
+		c.parent = webapp(canarySpec("shop:2"))
+		resp := req()
+		if got := names(t, resp.Children); fmt.Sprint(got) != "[Deployment/hello Deployment/hello-canary Service/hello]" {
+			t.Errorf("children %v; want no canary Services without a route", got)
+		}
+		if !strings.Contains(resp.Status.Message, "splits the traffic by pod count, not by weight") {
+			t.Errorf("message %q; want it to say the split is by pod count", resp.Status.Message)
+		}
+		if got := member(t, sent(t, resp, "Service/hello"), "spec", "selector"); strings.Contains(got, webappv1.LabelName) {
+			t.Errorf("Service hello selects %s; want the canary's pods too", got)
+		}
+	})
+	t.Run("with an autoscaler the stable keeps its count and the one autoscaler; the canary follows", func(t *testing.T) {
+		c, _, first := running(t, func(p *sync.Parent) {
+			p.Spec.Autoscaling = &webappv1.Autoscaling{MinReplicas: ptr(int32(2)), MaxReplicas: 20}
+		})
+		if got := replicasOf(t, first); got != "2/1" {
+			t.Errorf("replicas %s; want 2/1, minReplicas", got)
+		}
+		// The autoscaler sets the stable Deployment to 10.
+		for i, ch := range c.children {
+			if ch.Kind == "Deployment" && ch.Name == "hello" {
+				obj := lastApplied(t, ch).(map[string]any)
+				obj["spec"].(map[string]any)["replicas"] = 10
+				c.children[i] = observe(t, &unstructured.Unstructured{Object: obj}, 1, depStatus(1, 10, 10, 10, 10))
+			}
+		}
+		c.status["Deployment/hello-canary"] = depStatus(1, 1, 1, 1, 1)
+		resp := c.sync(time.Second)
+		if got := replicasOf(t, resp); got != "10/1" {
+			t.Errorf("replicas %s; want 10/1 (ceil(10%% of 10))", got)
+		}
+		var hpas []string
+		for _, o := range resp.Children {
+			if h, ok := o.(interface{ GetName() string }); ok && o.GetObjectKind().GroupVersionKind().Kind == "HorizontalPodAutoscaler" {
+				hpas = append(hpas, h.GetName())
+			}
+		}
+		if fmt.Sprint(hpas) != "[hello]" {
+			t.Errorf("autoscalers %v; want the one of the stable Deployment", hpas)
+		}
+	})
+	t.Run("delete mid-canary: the Services and the route go first, then both Deployments scale to zero", func(t *testing.T) {
+		c, _, _ := running(t)
+		c.status["Deployment/hello-canary"] = depStatus(1, 1, 1, 1, 1)
+		c.sync(time.Second)
+		req := &sync.Request{Parent: c.parent, Children: c.children, ChildKinds: withGatewayAPI, Finalizing: true}
+		first := sync.Finalize(req, now)
+		if got := names(t, first.Children); fmt.Sprint(got) != "[Deployment/hello Deployment/hello-canary]" {
+			t.Errorf("first finalize keeps %v; want both Deployments only", got)
+		}
+		var deps []sync.Child
+		for _, ch := range c.children {
+			if ch.Kind == "Deployment" {
+				deps = append(deps, ch)
+			}
+		}
+		second := sync.Finalize(&sync.Request{Parent: c.parent, Children: deps, Finalizing: true}, now)
+		if got := replicasOf(t, second); got != "0/0" {
+			t.Errorf("then replicas %s; want both at 0", got)
+		}
+	})
+}

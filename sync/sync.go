@@ -49,7 +49,9 @@ func Sync(req *Request, now time.Time) Response {
 	// 1. Validate: an invalid spec changes nothing.
 	if errs := Validate(p); len(errs) > 0 {
 		invalid := report{phase: webappv1.PhaseInvalid, reason: webappv1.ReasonInvalidSpec, message: "Invalid spec, children left unchanged: " + errorsMessage(errs) + "."}
-		return Response{Status: newStatus(req, observe(req), now, invalid), Children: keptAll(req.Children)}
+		status := newStatus(req, observe(req), now, invalid)
+		status.Canary = p.Canary // carried forward: a canary goes on where it was once the spec is valid
+		return Response{Status: status, Children: keptAll(req.Children)}
 	}
 
 	// 2. Build the children: those the spec asks for, then every child the hook does not build.
@@ -182,8 +184,10 @@ func Finalize(req *Request, now time.Time) Response {
 	default:
 		msg = fmt.Sprintf("Deleting %s now that it has no pods.", count(deployments, "Deployment"))
 	}
+	status := newStatus(req, observe(req), now, report{phase: webappv1.PhaseTerminating, reason: webappv1.ReasonTerminating, message: msg})
+	status.Canary = req.Parent.Canary
 	resp := Response{
-		Status:    newStatus(req, observe(req), now, report{phase: webappv1.PhaseTerminating, reason: webappv1.ReasonTerminating, message: msg}),
+		Status:    status,
 		Children:  children,
 		Finalized: &done,
 	}
