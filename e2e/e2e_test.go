@@ -250,7 +250,7 @@ func TestCRD(t *testing.T) {
 	ns := client.namespace(t, "crd")
 
 	t.Run("defaults", func(t *testing.T) {
-		got, err := client.create(webApp(ns, "defaults", obj{"image": "nginx", "port": 80, "ingress": obj{"host": "a.example.com"}, "disruptionBudget": obj{}, "autoscaling": obj{"maxReplicas": 3}}))
+		got, err := client.create(webApp(ns, "defaults", obj{"image": "nginx", "port": 80, "ingress": obj{"host": "a.example.com"}, "disruptionBudget": obj{}, "autoscaling": obj{"maxReplicas": 3}, "rollout": obj{"canary": obj{"steps": []any{obj{"weight": 10}}}}}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -263,6 +263,7 @@ func TestCRD(t *testing.T) {
 			{[]any{"spec", "ingress", "pathType"}, "Prefix"},
 			{[]any{"spec", "disruptionBudget", "maxUnavailable"}, float64(1)},
 			{[]any{"spec", "autoscaling", "minReplicas"}, float64(1)},
+			{[]any{"spec", "rollout", "canary", "maxFailedChecks"}, float64(1)},
 		} {
 			if got := field(got, d.path...); got != d.want {
 				t.Errorf("%v = %v; want %v", d.path, got, d.want)
@@ -328,6 +329,12 @@ func TestCRD(t *testing.T) {
 		{"pod anti-affinity without a topologyKey", obj{"image": "nginx", "affinity": obj{"podAntiAffinity": obj{"requiredDuringSchedulingIgnoredDuringExecution": []any{obj{"topologyKey": ""}}}}}, []string{"spec.affinity", "podAntiAffinity term needs a topologyKey"}},
 		{"a spread constraint with minDomains and ScheduleAnyway", obj{"image": "nginx", "topologySpreadConstraints": []any{obj{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway", "minDomains": 2}}}, []string{"spec.topologySpreadConstraints", "needs whenUnsatisfiable DoNotSchedule"}},
 		{"a bad priorityClassName", obj{"image": "nginx", "priorityClassName": "High_Priority"}, []string{"spec.priorityClassName", "should match"}},
+		{"a canary without steps", obj{"image": "nginx", "rollout": obj{"canary": obj{"steps": []any{}}}}, []string{"spec.rollout.canary.steps", "should have at least 1 items"}},
+		{"a canary step of weight 0", obj{"image": "nginx", "rollout": obj{"canary": obj{"steps": []any{obj{"weight": 0}}}}}, []string{"spec.rollout.canary.steps[0].weight", "greater than or equal to 1"}},
+		{"canary weights that fall", obj{"image": "nginx", "rollout": obj{"canary": obj{"steps": []any{obj{"weight": 50}, obj{"weight": 20}}}}}, []string{"spec.rollout.canary.steps", "the steps' weights must rise strictly"}},
+		{"a canary pause of a year", obj{"image": "nginx", "rollout": obj{"canary": obj{"steps": []any{obj{"weight": 5, "pauseSeconds": 31536000}}}}}, []string{"spec.rollout.canary.steps[0].pauseSeconds", "less than or equal to 604800"}},
+		{"maxFailedChecks 0", obj{"image": "nginx", "rollout": obj{"canary": obj{"steps": []any{obj{"weight": 5}}, "maxFailedChecks": 0}}}, []string{"spec.rollout.canary.maxFailedChecks", "greater than or equal to 1"}},
+		{"the canary's label in podLabels", obj{"image": "nginx", "podLabels": obj{"webapp.example.com/track": "canary"}, "rollout": obj{"canary": obj{"steps": []any{obj{"weight": 5}}}}}, []string{"spec.podLabels", "podLabels must not set webapp.example.com/track with rollout.canary"}},
 		{"a preStop hook with two actions", obj{"image": "nginx", "lifecycle": obj{"preStop": obj{"sleep": obj{"seconds": 1}, "exec": obj{"command": []any{"true"}}}}}, []string{"spec.lifecycle", "preStop needs exactly one of exec, httpGet, tcpSocket or sleep"}},
 		{"a preStop sleep longer than the grace period", obj{"image": "nginx", "lifecycle": obj{"preStop": obj{"sleep": obj{"seconds": 40}}}}, []string{"spec.lifecycle", "a lifecycle preStop sleep must be between 0 and terminationGracePeriodSeconds"}},
 		{"a postStart hook calling another host", obj{"image": "nginx", "lifecycle": obj{"postStart": obj{"tcpSocket": obj{"port": 22, "host": "10.0.0.1"}}}}, []string{"spec.lifecycle", "lifecycle tcpSocket.host must not be set"}},

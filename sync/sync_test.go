@@ -398,6 +398,27 @@ func TestSyncInvalidSpec(t *testing.T) {
 			}
 		}, `spec.resources.requests[cpu]: Invalid value: "2": must be less than or equal to cpu limit of 1`},
 		{"several problems", func(p *sync.Parent) { p.Spec.Image = ""; p.Spec.Port = ptr(int32(0)) }, "spec.image: Required value; spec.port: Invalid value: 0: must be between 1 and 65535, inclusive"},
+		{"a canary without steps", func(p *sync.Parent) { p.Spec.Rollout = &webappv1.Rollout{Canary: &webappv1.Canary{}} }, "spec.rollout.canary.steps: Required value: a canary needs at least one step"},
+		{"a canary step of weight 0", func(p *sync.Parent) {
+			p.Spec.Rollout = &webappv1.Rollout{Canary: &webappv1.Canary{Steps: []webappv1.CanaryStep{{Weight: 0}}}}
+		}, "spec.rollout.canary.steps[0].weight: Invalid value: 0: must be between 1 and 100, inclusive"},
+		{"canary weights that fall", func(p *sync.Parent) {
+			p.Spec.Rollout = &webappv1.Rollout{Canary: &webappv1.Canary{Steps: []webappv1.CanaryStep{{Weight: 50}, {Weight: 50}}}}
+		}, "spec.rollout.canary.steps[1].weight: Invalid value: 50: must be greater than the weight of step 0 (50): weights rise strictly"},
+		{"a negative pause", func(p *sync.Parent) {
+			p.Spec.Rollout = &webappv1.Rollout{Canary: &webappv1.Canary{Steps: []webappv1.CanaryStep{{Weight: 5, PauseSeconds: ptr(int32(-1))}}}}
+		}, "spec.rollout.canary.steps[0].pauseSeconds: Invalid value: -1: must be between 0 and 604800, inclusive"},
+		{"maxFailedChecks 0", func(p *sync.Parent) {
+			p.Spec.Rollout = &webappv1.Rollout{Canary: &webappv1.Canary{Steps: []webappv1.CanaryStep{{Weight: 5}}, MaxFailedChecks: ptr(int32(0))}}
+		}, "spec.rollout.canary.maxFailedChecks: Invalid value: 0: must be between 1 and 100, inclusive"},
+		{"the canary's label in podLabels", func(p *sync.Parent) {
+			p.Spec.Rollout = &webappv1.Rollout{Canary: &webappv1.Canary{Steps: []webappv1.CanaryStep{{Weight: 5}}}}
+			p.Spec.PodLabels = map[string]string{webappv1.LabelTrack: "canary"}
+		}, `spec.podLabels[webapp.example.com/track]: Invalid value: "canary": must not be set with rollout.canary: it marks the canary's pods`},
+		{"a name too long for the canary's Service", func(p *sync.Parent) {
+			p.Name = strings.Repeat("a", 57)
+			p.Spec.Rollout = &webappv1.Rollout{Canary: &webappv1.Canary{Steps: []webappv1.CanaryStep{{Weight: 5}}}}
+		}, "cannot name the Service " + strings.Repeat("a", 57) + "-canary that spec.rollout.canary asks for: must be no more than 63 characters"},
 		{"negative quantity", func(p *sync.Parent) {
 			p.Spec.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("-1")}}
 		}, `spec.resources.requests[cpu]: Invalid value: "-1": must be greater than or equal to 0`},
