@@ -627,3 +627,46 @@ func BenchmarkDecodeRequest(b *testing.B) {
 		}
 	}
 }
+
+// TestDecodeCanaryState reads the state a canary carries in the WebApp: status.canary, as the
+// hook wrote it, and the promote and abort annotations. A status.canary that does not fit is no
+// error: the canary starts again, and the stable pods are not touched.
+func TestDecodeCanaryState(t *testing.T) {
+	tests := []struct {
+		name                string
+		metadata, status    string
+		wantCanary          string // status.canary as JSON, "null" for none
+		wantPromote, wantAb string
+	}{
+		{"none", `{}`, `{}`, "null", "", ""},
+		{"a canary at a step, and a promote annotation", `{"annotations": {"webapp.example.com/promote": "0a1b2c3d4e", "other": "x"}}`,
+			`{"canary": {"revision": "0a1b2c3d4e", "phase": "Paused", "step": 2, "weight": 50, "replicas": 2, "pauseStartTime": "2026-12-01T12:00:00Z", "failedChecks": 1}}`,
+			`{"revision":"0a1b2c3d4e","phase":"Paused","step":2,"weight":50,"replicas":2,"pauseStartTime":"2026-12-01T12:00:00Z","failedChecks":1}`, "0a1b2c3d4e", ""},
+		{"an abort annotation", `{"annotations": {"webapp.example.com/abort": "0a1b2c3d4e"}}`, `{}`, "null", "", "0a1b2c3d4e"},
+		{"a canary of the wrong type", `{}`, `{"canary": "Progressing"}`, "null", "", ""},
+		{"a canary with a field of the wrong type", `{}`, `{"canary": {"revision": "r", "step": "two"}}`, "null", "", ""},
+		{"a canary without a revision", `{}`, `{"canary": {"phase": "Progressing"}}`, "null", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var meta map[string]any
+			if err := json.Unmarshal([]byte(tt.metadata), &meta); err != nil {
+				t.Fatal(err)
+			}
+			meta["name"], meta["namespace"] = "shop", "default"
+			m, _ := json.Marshal(meta)
+			body := `{"parent": {"metadata": ` + string(m) + `, "spec": {"image": "shop:1"}, "status": ` + tt.status + `}}`
+			req, err := wire.DecodeRequest([]byte(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.Marshal(req.Parent.Canary)
+			if string(got) != tt.wantCanary {
+				t.Errorf("canary = %s; want %s", got, tt.wantCanary)
+			}
+			if req.Parent.Promote != tt.wantPromote || req.Parent.Abort != tt.wantAb {
+				t.Errorf("promote, abort = %q, %q; want %q, %q", req.Parent.Promote, req.Parent.Abort, tt.wantPromote, tt.wantAb)
+			}
+		})
+	}
+}
