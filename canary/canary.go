@@ -298,6 +298,21 @@ func (s *state) pauseOver() bool {
 	return ok && s.next.PauseStartTime != nil && !s.in.Now.Before(s.next.PauseStartTime.Add(d))
 }
 
+// availableBy is when the canary's pods must all be available: the step's pauseSeconds plus
+// AvailabilityGrace after the step started, or after the canary was last asked for more pods;
+// false when the step has no start time.
+func (s *state) availableBy() (time.Time, bool) {
+	from := s.next.StepStartTime
+	if t := s.next.ScaleTime; t != nil && (from == nil || t.After(from.Time)) {
+		from = t
+	}
+	if from == nil {
+		return time.Time{}, false
+	}
+	d, _ := s.pause()
+	return from.Add(d + AvailabilityGrace), true
+}
+
 // The guards and changes of the table.
 
 func rolledBack(s *state) bool {
@@ -338,7 +353,7 @@ func waitsForPerson(s *state) bool {
 func nextStep(s *state) {
 	now := s.now()
 	s.next.Step = int32(s.step() + 1)
-	s.next.StepStartTime, s.next.PauseStartTime = &now, nil
+	s.next.StepStartTime, s.next.PauseStartTime, s.next.ScaleTime = &now, nil, nil
 }
 
 func promoted(s *state) bool {
@@ -352,8 +367,11 @@ func (s *state) check() {
 	in := s.in
 	c := in.Canary
 	want := s.replicasFor(s.target())
-	d, _ := s.pause()
-	deadline := s.next.StepStartTime != nil && !in.Now.Before(s.next.StepStartTime.Add(d+AvailabilityGrace))
+	if asked := s.next.Replicas; asked > 0 && asked < want {
+		want = asked // the pods asked for now have until a deadline of their own
+	}
+	deadline, ok := s.availableBy()
+	due := ok && !in.Now.Before(deadline)
 	switch {
 	case c != nil && c.Current && c.Failure != "":
 		s.failure = c.Failure
@@ -361,8 +379,9 @@ func (s *state) check() {
 		s.failure = "its pods cannot start: " + in.Pods.Trouble
 	case in.Pods.Diagnosed && in.Pods.Restarts > s.next.Restarts:
 		s.failure = fmt.Sprintf("its containers restarted (%d restarts in all, %d before)", in.Pods.Restarts, s.next.Restarts)
-	case deadline && s.available() < want:
-		s.failure = fmt.Sprintf("%d of %d canary pods available %s after the step started", s.available(), want, d+AvailabilityGrace)
+	case due && s.available() < want:
+		d, _ := s.pause()
+		s.failure = fmt.Sprintf("%d of %d canary pods available %s after they were asked for", s.available(), want, d+AvailabilityGrace)
 	default:
 		return
 	}
@@ -379,7 +398,7 @@ func (s *state) check() {
 // clone copies a status, so that what Next changes is never the input's.
 func clone(st *webappv1.CanaryStatus) webappv1.CanaryStatus {
 	c := *st
-	for _, t := range []**metav1.Time{&c.StepStartTime, &c.PauseStartTime, &c.LastFailedCheckTime} {
+	for _, t := range []**metav1.Time{&c.StepStartTime, &c.ScaleTime, &c.PauseStartTime, &c.LastFailedCheckTime} {
 		if *t != nil {
 			v := **t
 			*t = &v

@@ -266,7 +266,7 @@ func TestTransitions(t *testing.T) {
 				in.Canary = &canary.Deployment{Replicas: 1, Current: true, Total: 1}
 				in.Now = t0.Add(2*time.Minute + 5*time.Second)
 			}),
-			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, failedChecks: 1, resync: 10 * time.Second, message: "0 of 1 canary pods available 2m5s after the step started"},
+			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, failedChecks: 1, resync: 10 * time.Second, message: "0 of 1 canary pods available 2m5s after they were asked for"},
 		},
 		{
 			name: "before that deadline, unavailable pods fail nothing, and a call is asked for at the deadline",
@@ -358,6 +358,15 @@ func TestTransitions(t *testing.T) {
 				in.Last, in.StableReplicas = running(webappv1.CanaryProgressing, 1, nil), 8
 			}),
 			want: want{phase: webappv1.CanaryProgressing, step: 1, form: canary.CanaryRun, replicas: 3, services: true, resync: time.Minute + 5*time.Second},
+		},
+		{
+			name: "paused for an hour, the autoscaler doubles the stable: the route sends the canary what its 3 pods cover until the new ones are available, which have a deadline of their own",
+			in: input(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryPaused, 2, func(st *webappv1.CanaryStatus) { st.Replicas = 3 })
+				in.ServicesObserved, in.Canary, in.Route = true, ready(3), split(60, true)
+				in.StableReplicas, in.Now = 8, t0.Add(time.Hour)
+			}),
+			want: want{phase: webappv1.CanaryPaused, step: 2, form: canary.CanaryRun, replicas: 5, services: true, split: true, weights: [2]int32{70, 30}, relax: true, resync: 2 * time.Minute},
 		},
 		{
 			name: "steps edited to fewer mid-canary: the canary is at the last one",

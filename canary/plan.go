@@ -62,6 +62,9 @@ func (s *state) promote() Output {
 	switch {
 	case back:
 		o.Canary, o.CanaryReplicas = CanaryZero, 0
+		if in.Canary == nil {
+			o.Canary = CanaryAbsent
+		}
 		msg = "Promoting: Deployment " + s.name() + " runs the canary's template and has all the traffic; the canary scales to zero."
 	case rolled:
 		msg = "Promoting: Deployment " + s.name() + " runs the canary's template; the traffic goes back to it."
@@ -115,6 +118,10 @@ func (s *state) finish(o *Output, msg string) {
 	}
 	switch o.Canary {
 	case CanaryRun:
+		if last := in.Last; last != nil && last.Revision == s.next.Revision && last.Step == s.next.Step && slices.Contains(stepped, s.phase()) && last.Replicas > 0 && o.CanaryReplicas > last.Replicas {
+			now := s.now() // more pods within the step: they have until a deadline of their own
+			s.next.ScaleTime = &now
+		}
 		s.next.Replicas = o.CanaryReplicas
 	case CanaryKeep:
 		s.next.Replicas = in.Canary.Replicas
@@ -181,8 +188,8 @@ func (s *state) resyncAfter() time.Duration {
 	if ok && s.next.PauseStartTime != nil {
 		at = append(at, s.next.PauseStartTime.Add(d))
 	}
-	if t := s.next.StepStartTime; t != nil && s.available() < s.replicasFor(s.target()) {
-		at = append(at, t.Add(d+AvailabilityGrace))
+	if t, ok := s.availableBy(); ok && s.available() < s.replicasFor(s.target()) {
+		at = append(at, t)
 	}
 	if t := s.next.LastFailedCheckTime; t != nil && s.failure != "" {
 		at = append(at, t.Add(CheckInterval))

@@ -189,9 +189,13 @@ func canaryChildren(p *Parent, obs *observedChildren, plan *canaryPlan, podLabel
 		}
 		out = append(out, desiredCanary(p, plan, cl, cfg))
 	case canary.CanaryKeep:
-		out = append(out, keptForm(obs.canary))
+		if obs.canary != nil {
+			out = append(out, keptForm(obs.canary))
+		}
 	case canary.CanaryZero:
-		out = append(out, scaledToZero(obs.canary))
+		if obs.canary != nil {
+			out = append(out, scaledToZero(obs.canary))
+		}
 	}
 	if plan.Services && p.Spec.Port != nil {
 		canarySvc := desiredService(p, cl, cl)

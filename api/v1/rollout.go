@@ -56,7 +56,8 @@ type Canary struct {
 	// The canary is checked at every call while it runs its steps, and a failure counts at most
 	// once every 10 seconds. A check fails when the canary Deployment reports ReplicaFailure or
 	// ProgressDeadlineExceeded, when its pods are not all available within the step's
-	// pauseSeconds plus 2 minutes, or, with pod diagnosis, when its pods cannot start or have
+	// pauseSeconds plus 2 minutes of the step's start (or of the last time it was asked for more
+	// pods), or, with pod diagnosis, when its pods cannot start or have
 	// restarted since the last failure.
 	// +optional
 	// +kubebuilder:default=1
@@ -138,6 +139,11 @@ type CanaryStatus struct {
 	// against it.
 	// +optional
 	StepStartTime *metav1.Time `json:"stepStartTime,omitempty"`
+
+	// scaleTime is when the canary was last asked for more pods within its step (the autoscaler
+	// scaled the stable Deployment up); the new pods' availability is checked against it.
+	// +optional
+	ScaleTime *metav1.Time `json:"scaleTime,omitempty"`
 
 	// pauseStartTime is when the step's weight was in place; the step's pauseSeconds count from
 	// it. Unset while the weight moves.
