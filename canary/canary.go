@@ -149,8 +149,8 @@ const none webappv1.CanaryPhase = ""
 
 var (
 	anyPhase = []webappv1.CanaryPhase{none, webappv1.CanaryProgressing, webappv1.CanaryPaused, webappv1.CanaryPromoting, webappv1.CanaryPromoted, webappv1.CanaryAborted, webappv1.CanaryRolledBack}
-	stepped = []webappv1.CanaryPhase{webappv1.CanaryProgressing, webappv1.CanaryPaused}
-	serving = []webappv1.CanaryPhase{webappv1.CanaryProgressing, webappv1.CanaryPaused, webappv1.CanaryPromoting}
+	stepped  = []webappv1.CanaryPhase{webappv1.CanaryProgressing, webappv1.CanaryPaused}
+	serving  = []webappv1.CanaryPhase{webappv1.CanaryProgressing, webappv1.CanaryPaused, webappv1.CanaryPromoting}
 )
 
 // Transitions is the canary's table, read in order: the first row whose phase and guard match

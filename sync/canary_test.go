@@ -3,6 +3,7 @@ package sync_test
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -46,6 +47,34 @@ type fakeCluster struct {
 
 func newCluster(t *testing.T, p sync.Parent) *fakeCluster {
 	return &fakeCluster{t: t, parent: p, status: map[string]any{}, now: now}
+}
+
+// requestBody renders the request of the next call as Metacontroller sends it (v2 keys), for
+// the fuzz target's seeds.
+func (c *fakeCluster) requestBody() []byte {
+	c.t.Helper()
+	children := map[string]map[string]json.RawMessage{}
+	for k := range withGatewayAPI {
+		children[k] = map[string]json.RawMessage{}
+	}
+	for _, ch := range c.children {
+		children[ch.Kind+"."+ch.APIVersion][ch.Namespace+"/"+ch.Name] = ch.Raw
+	}
+	annotations := map[string]string{}
+	if c.parent.Promote != "" {
+		annotations[webappv1.AnnotationPromote] = c.parent.Promote
+	}
+	parent := map[string]any{
+		"apiVersion": webappv1.Group + "/" + webappv1.Version, "kind": webappv1.Kind,
+		"metadata": map[string]any{"name": c.parent.Name, "namespace": c.parent.Namespace, "generation": c.parent.Generation, "annotations": annotations},
+		"spec":     c.parent.Spec,
+		"status":   map[string]any{"conditions": c.parent.Conditions, "canary": c.parent.Canary},
+	}
+	b, err := json.MarshalIndent(map[string]any{"parent": parent, "children": children}, "", "  ")
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return append(b, '\n')
 }
 
 // sync answers the next call, after d, and applies the answer.
@@ -264,7 +293,7 @@ func TestSyncCanary(t *testing.T) {
 				}
 			}},
 	}
-	for _, st := range steps {
+	for i, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
 			for k, v := range st.status {
 				c.status[k] = v
@@ -279,6 +308,7 @@ func TestSyncCanary(t *testing.T) {
 			if st.promote && c.parent.Canary != nil {
 				c.parent.Promote = c.parent.Canary.Revision
 			}
+			hooktest.Golden(t, filepath.Join("testdata", "canary", fmt.Sprintf("step-%02d.request.json", i+1)), c.requestBody())
 			resp := c.sync(st.after)
 			if got := canaryOf(resp); got != st.canary {
 				t.Errorf("canary = %s; want %s (%s)", got, st.canary, resp.Status.Message)
@@ -366,7 +396,9 @@ func TestSyncCanaryCases(t *testing.T) {
 		for _, obj := range first.Children {
 			c.children = append(c.children, observe(t, obj, 1, c.status[key(t, obj)]))
 		}
-		sort.Slice(c.children, func(i, j int) bool { return c.children[i].Kind+"/"+c.children[i].Name < c.children[j].Kind+"/"+c.children[j].Name })
+		sort.Slice(c.children, func(i, j int) bool {
+			return c.children[i].Kind+"/"+c.children[i].Name < c.children[j].Kind+"/"+c.children[j].Name
+		})
 		one := c.sync(time.Second)
 		if got := one.Status.Canary; got.FailedChecks != 1 || got.Phase != webappv1.CanaryProgressing || !strings.Contains(one.Status.Message, "1 of 2 failed checks: Deployment hello-canary cannot create pods (QuotaExceeded): exceeded quota") {
 			t.Fatalf("after one failure: %s, %q", canaryOf(one), one.Status.Message)

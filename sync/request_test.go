@@ -83,6 +83,17 @@ func FuzzDecide(f *testing.F) {
 	for _, r := range hooktest.RequestFiles(f, "*.json") {
 		f.Add(r.Body)
 	}
+	canary, _ := filepath.Glob(filepath.Join("testdata", "canary", "*.request.json")) // TestSyncCanary's calls
+	if len(canary) == 0 {
+		f.Fatal("no testdata/canary/*.request.json: run TestSyncCanary with -update")
+	}
+	for _, file := range canary {
+		body, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(body)
+	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, err := wire.DecodeRequest(body)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -156,8 +157,8 @@ func childKinds(body []byte, groups map[string]map[string]wireChild, c wireContr
 type wireParent struct {
 	Kind     string `json:"kind"`
 	Metadata *struct {
-		Name       string `json:"name"`
-		Namespace  string `json:"namespace"`
+		Name        string `json:"name"`
+		Namespace   string `json:"namespace"`
 		Generation  int64  `json:"generation"`
 		Annotations struct {
 			Promote string `json:"webapp.example.com/promote"` // webappv1.AnnotationPromote
@@ -321,9 +322,13 @@ func (w *wireStatus) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return nil
 }
 
-// wireCanary is wireStatus's canary: nil when absent or when it does not fit, in which case a
-// canary that was running starts again from its first step (the stable pods are not touched).
+// wireCanary is wireStatus's canary: nil when absent or when it does not fit (a wrong type, no
+// revision, a phase the hook does not know), in which case a canary that was running starts
+// again from its first step (the stable pods are not touched).
 type wireCanary struct{ status *webappv1.CanaryStatus }
+
+// canaryPhases are the phases a canary status may have.
+var canaryPhases = []webappv1.CanaryPhase{webappv1.CanaryProgressing, webappv1.CanaryPaused, webappv1.CanaryPromoting, webappv1.CanaryPromoted, webappv1.CanaryAborted, webappv1.CanaryRolledBack}
 
 // UnmarshalJSONFrom implements json/v2's UnmarshalerFrom.
 func (w *wireCanary) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
@@ -333,7 +338,7 @@ func (w *wireCanary) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		return err
 	}
 	var st webappv1.CanaryStatus
-	if v.Kind() != '{' || jsonv2.Unmarshal(v, &st, decodeOptions) != nil || st.Revision == "" {
+	if v.Kind() != '{' || jsonv2.Unmarshal(v, &st, decodeOptions) != nil || st.Revision == "" || !slices.Contains(canaryPhases, st.Phase) {
 		return nil
 	}
 	w.status = &st

@@ -646,6 +646,7 @@ func TestDecodeCanaryState(t *testing.T) {
 		{"a canary of the wrong type", `{}`, `{"canary": "Progressing"}`, "null", "", ""},
 		{"a canary with a field of the wrong type", `{}`, `{"canary": {"revision": "r", "step": "two"}}`, "null", "", ""},
 		{"a canary without a revision", `{}`, `{"canary": {"phase": "Progressing"}}`, "null", "", ""},
+		{"a canary of an unknown phase", `{}`, `{"canary": {"revision": "r", "phase": "Sleeping"}}`, "null", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
