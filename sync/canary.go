@@ -58,7 +58,7 @@ func planCanary(req *Request, obs *observedChildren, deployment *appsv1.Deployme
 	}
 	if d := obs.deployment; d != nil {
 		in.HasStable = true
-		in.StableRevision = stableRevision(d, deployment)
+		in.StableRevision = stableRevision(d, deployment, revision)
 		hash := deployment.Annotations[AnnotationSpecHash]
 		phase, _, _ := rollout(p, d.Deployment, hash, desired, nil)
 		in.StableRolled = in.StableRevision == revision && phase == webappv1.PhaseReady
@@ -114,11 +114,16 @@ func TemplateHash(t *corev1.PodTemplateSpec) string {
 	return fmt.Sprintf("%010x", h.Sum64()&(1<<40-1))
 }
 
-// stableRevision is the revision of the template the observed stable Deployment runs: the hash
-// of the template Metacontroller last applied to it, which is the hook's own answer. A
-// Deployment without one (adopted) runs the spec's template, desired's, when its spec hash is
-// that of desired with the observed replicas; otherwise its revision cannot be told and is "".
-func stableRevision(c *Child, desired *appsv1.Deployment) string {
+// stableRevision is the revision of the template the observed stable Deployment runs. When its
+// spec hash is desired's, it runs desired's template: that is the usual case, and it costs
+// nothing to tell. Otherwise it is the hash of the template Metacontroller last applied to it,
+// which is the hook's own answer. A Deployment without one (adopted) runs desired's template when
+// its spec hash is that of desired with the observed replicas; otherwise its revision cannot be
+// told and is "". revision is desired's.
+func stableRevision(c *Child, desired *appsv1.Deployment, revision string) string {
+	if c.Deployment.SpecHash == desired.Annotations[AnnotationSpecHash] {
+		return revision
+	}
 	if last := lastApplied(c); last != "" {
 		var applied struct {
 			Spec struct {
@@ -132,7 +137,7 @@ func stableRevision(c *Child, desired *appsv1.Deployment) string {
 	spec := desired.Spec
 	spec.Replicas = c.Deployment.Replicas
 	if c.Deployment.SpecHash == SpecHash(&spec) {
-		return TemplateHash(&desired.Spec.Template)
+		return revision
 	}
 	return ""
 }

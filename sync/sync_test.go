@@ -669,3 +669,20 @@ func BenchmarkSync(b *testing.B) {
 		sync.Sync(req, now)
 	}
 }
+
+// BenchmarkSyncCanary measures the decision on a WebApp mid-canary (TestSyncCanary's sixth call:
+// a split route, both Deployments and three Services observed), beside BenchmarkSync's.
+func BenchmarkSyncCanary(b *testing.B) {
+	body, err := os.ReadFile("testdata/canary/step-06.request.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	req, err := wire.DecodeRequest(body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		sync.Sync(req, now)
+	}
+}
