@@ -310,6 +310,7 @@ func TestSyncCanary(t *testing.T) {
 			}
 			hooktest.Golden(t, filepath.Join("testdata", "canary", fmt.Sprintf("step-%02d.request.json", i+1)), c.requestBody())
 			resp := c.sync(st.after)
+			golden(t, resp) // which the end-to-end suite applies to a real apiserver (dry run)
 			if got := canaryOf(resp); got != st.canary {
 				t.Errorf("canary = %s; want %s (%s)", got, st.canary, resp.Status.Message)
 			}
