@@ -349,9 +349,10 @@ func (h *Handler) read(buf *bytes.Buffer, w http.ResponseWriter, r *http.Request
 // not a hook request is a 400.
 func (h *Handler) answer(path string, body []byte, hk hook) (e *cacheEntry, cached bool, err error) {
 	var key cacheKey
+	now := h.opts.Now() // one reading, for the cache's expiry and the decision
 	if h.cache != nil {
 		key = h.cache.key(path, body)
-		if e := h.cache.get(key); e != nil {
+		if e := h.cache.get(key, now); e != nil {
 			h.metrics.cacheHits.Inc()
 			return e, true, nil
 		}
@@ -375,9 +376,12 @@ func (h *Handler) answer(path string, body []byte, hk hook) (e *cacheEntry, cach
 	default:
 		var resp sync.Response
 		if hk == hookFinalize {
-			resp = sync.Finalize(req, h.opts.Now())
+			resp = sync.Finalize(req, now)
 		} else {
-			resp = sync.Sync(req, h.opts.Now())
+			resp = sync.Sync(req, now)
+			if resp.ResyncAfterSeconds > 0 { // a canary's timer: the answer holds until it runs out
+				e.expires = now.Add(time.Duration(resp.ResyncAfterSeconds * float64(time.Second)))
+			}
 		}
 		out, err = resp.MarshalJSON() // the encoding itself: json.Marshal would check and copy it once more
 		e.phase, e.children = string(resp.Status.Phase), len(resp.Children)

@@ -587,3 +587,56 @@ func BenchmarkHandler(b *testing.B) {
 		})
 	}
 }
+
+// TestCacheExpiresWithTheCanarysTimer posts the same request of a WebApp whose canary holds a
+// step's pause (TestSyncCanary's fourth call) before and after the pause ends: the answer cache
+// must not answer the call the first answer asked for (resyncAfterSeconds) with that answer.
+func TestCacheExpiresWithTheCanarysTimer(t *testing.T) {
+	body, err := os.ReadFile("../sync/testdata/canary/step-04.request.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req struct {
+		Parent struct {
+			Status struct {
+				Canary struct {
+					PauseStartTime time.Time `json:"pauseStartTime"`
+				} `json:"canary"`
+			} `json:"status"`
+		} `json:"parent"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil || req.Parent.Status.Canary.PauseStartTime.IsZero() {
+		t.Fatalf("the request holds no pause: %v", err)
+	}
+	at := req.Parent.Status.Canary.PauseStartTime.Add(time.Second)
+	h := webhook.New(webhook.Options{CacheBytes: webhook.DefaultCacheBytes, Now: func() time.Time { return at }})
+	step := func() (int, float64) {
+		t.Helper()
+		rec := serve(h, "POST", "/sync", string(body))
+		var a struct {
+			Status struct {
+				Canary struct{ Step int } `json:"canary"`
+			} `json:"status"`
+			ResyncAfterSeconds float64 `json:"resyncAfterSeconds"`
+		}
+		if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &a) != nil {
+			t.Fatalf("sync = %d %s", rec.Code, rec.Body)
+		}
+		return a.Status.Canary.Step, a.ResyncAfterSeconds
+	}
+	for _, tt := range []struct {
+		name       string
+		after      time.Duration
+		wantStep   int
+		wantResync float64
+	}{
+		{"during the pause", 0, 0, 4},
+		{"again during the pause, from the cache", time.Second, 0, 4},
+		{"when the pause is over", 4 * time.Second, 1, 0},
+	} {
+		at = at.Add(tt.after)
+		if s, r := step(); s != tt.wantStep || (tt.wantResync != 0 && r != tt.wantResync) {
+			t.Errorf("%s: step %d, resyncAfterSeconds %v; want step %d, %v", tt.name, s, r, tt.wantStep, tt.wantResync)
+		}
+	}
+}
