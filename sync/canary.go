@@ -73,7 +73,7 @@ func planCanary(req *Request, obs *observedChildren, deployment *appsv1.Deployme
 			Failure:   canaryFailure(c),
 		}
 		if req.Related.Kinds[PodKind.Key()] {
-			pods := currentPods(&req.Related, d, c.Name, d.Revision == revision, p.Spec.Image)
+			pods := trackPods(currentPods(&req.Related, d, c.Name, d.Revision == revision, p.Spec.Image))
 			in.Pods = canary.Pods{Diagnosed: true, Restarts: restarts(pods)}
 			if t := diagnose(pods); t != nil {
 				in.Pods.Trouble = t.message()
@@ -99,6 +99,20 @@ func planCanary(req *Request, obs *observedChildren, deployment *appsv1.Deployme
 	in.Promote = p.Promote != "" && p.Promote == revision
 	in.Abort = p.Abort != "" && p.Abort == revision
 	return &canaryPlan{Output: canary.Next(in), revision: revision}
+}
+
+// trackPods keeps the canary's pods (webappv1.LabelTrack) of pods, in a new slice: a template
+// change that keeps the image (an environment variable, a ConfigMap's digest) leaves the stable
+// pods running the spec's image too, and before the canary Deployment names its ReplicaSet,
+// the image is all currentPods can tell them by.
+func trackPods(pods []RelatedPod) []RelatedPod {
+	var out []RelatedPod
+	for _, p := range pods {
+		if p.Labels[webappv1.LabelTrack] == webappv1.TrackCanary {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // TemplateHash is a short, stable hash of a pod template's apply form, the revision that names

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -42,6 +44,7 @@ type fakeCluster struct {
 	parent   sync.Parent
 	children []sync.Child
 	status   map[string]any
+	related  sync.Related
 	now      time.Time
 }
 
@@ -81,7 +84,7 @@ func (c *fakeCluster) requestBody() []byte {
 func (c *fakeCluster) sync(d time.Duration) sync.Response {
 	c.t.Helper()
 	c.now = c.now.Add(d)
-	req := &sync.Request{Parent: c.parent, Children: c.children, ChildKinds: withGatewayAPI}
+	req := &sync.Request{Parent: c.parent, Children: c.children, ChildKinds: withGatewayAPI, Related: c.related}
 	resp := sync.Sync(req, c.now)
 	if err := hooktest.CheckResponse(req, resp); err != nil {
 		c.t.Fatal(err)
@@ -552,6 +555,42 @@ func TestSyncCanaryCases(t *testing.T) {
 		}
 		if fmt.Sprint(hpas) != "[hello]" {
 			t.Errorf("autoscalers %v; want the one of the stable Deployment", hpas)
+		}
+	})
+	t.Run("pod diagnosis reads the canary's pods alone, even when the stable ones run the same image", func(t *testing.T) {
+		env := func(v string) func(*sync.Parent) {
+			return func(p *sync.Parent) { p.Spec.Env = []corev1.EnvVar{{Name: "LEVEL", Value: v}} }
+		}
+		pod := func(name string, labels map[string]string, restarts int32) sync.RelatedPod {
+			return sync.RelatedPod{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: labels},
+				Images:     map[string]string{sync.ContainerName: "shop:1"},
+				Status:     corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: sync.ContainerName, RestartCount: restarts, Ready: true}}},
+			}
+		}
+		stable := map[string]string{webappv1.LabelName: webappv1.AppName, webappv1.LabelInstance: "hello", webappv1.LabelManagedBy: webappv1.ManagedBy}
+		canaryLabels := map[string]string{webappv1.LabelInstance: "hello", webappv1.LabelManagedBy: webappv1.ManagedBy, webappv1.LabelTrack: webappv1.TrackCanary}
+		c := newCluster(t, webapp(canarySpec("shop:1"), env("info")))
+		c.status["Deployment/hello"] = depStatus(1, 4, 4, 4, 4)
+		c.status["HTTPRoute/hello"] = accepted
+		c.related = sync.Related{Kinds: map[string]bool{"Pod.v1": true}}
+		for i := range 4 {
+			c.related.Pods = append(c.related.Pods, pod(fmt.Sprintf("hello-5d8c7-%d", i), stable, 3))
+		}
+		c.sync(0)
+		p := webapp(canarySpec("shop:1"), env("debug"))
+		p.Canary, p.Conditions = c.parent.Canary, c.parent.Conditions
+		c.parent = p
+		c.sync(time.Second)
+		c.related.Pods = append(c.related.Pods, pod("hello-canary-7f9d4-0", canaryLabels, 0))
+		quiet := c.sync(time.Second)
+		if got := quiet.Status.Canary; got.FailedChecks != 0 {
+			t.Fatalf("%d failed checks (%s); want none: the stable pods' restarts are not the canary's", got.FailedChecks, got.LastFailedCheck)
+		}
+		c.related.Pods[4] = pod("hello-canary-7f9d4-0", canaryLabels, 1)
+		crash := c.sync(time.Second)
+		if got := crash.Status.Canary; got.Phase != webappv1.CanaryAborted || !strings.Contains(got.LastFailedCheck, "its containers restarted (1 restarts in all, 0 before)") {
+			t.Errorf("canary %s, last failed check %q; want Aborted on the canary's restart", canaryOf(crash), got.LastFailedCheck)
 		}
 	})
 	t.Run("delete mid-canary: the Services and the route go first, then both Deployments scale to zero", func(t *testing.T) {
