@@ -22,10 +22,12 @@ const AvailabilityGrace = 2 * time.Minute
 type Deployment struct {
 	// Replicas is spec.replicas.
 	Replicas int32
-	// Current is true when it carries the template and replicas asked of it, its controller has
-	// observed that generation, and no pod of another template is left: its available pods are
-	// then all of its revision.
+	// Current is true when it carries the revision asked of it and no pod of another template
+	// is left. Its available pods are then of that revision once its controller has observed the
+	// generation that brought the revision (CanaryStatus.TemplateGeneration), or its current one.
 	Current bool
+	// Generation and ObservedGeneration are metadata.generation and status.observedGeneration.
+	Generation, ObservedGeneration int64
 	// Total and Available are status.replicas and status.availableReplicas.
 	Total, Available int32
 	// Failure is a sentence when it reports ReplicaFailure or ProgressDeadlineExceeded for its
@@ -191,6 +193,9 @@ func Next(in Input) Output {
 	if in.Last != nil {
 		s.next = clone(in.Last)
 	}
+	if c := in.Canary; c != nil && c.Current && s.next.Revision == in.Revision && s.next.TemplateGeneration == 0 {
+		s.next.TemplateGeneration = c.Generation // first seen to carry the revision
+	}
 	if slices.Contains(stepped, s.phase()) && s.next.Revision == in.Revision {
 		s.check()
 	}
@@ -235,10 +240,16 @@ func (s *state) replicasFor(weight int32) int32 {
 	return max(1, int32((int64(weight)*int64(n)+99)/100))
 }
 
-// available is how many of the canary's pods are available and of its revision.
+// available is how many of the canary's pods are available and of its revision: none until its
+// controller has observed the generation that brought the revision. A generation that only
+// scaled it does not count, so that the route keeps its weight while the controller catches up.
 func (s *state) available() int32 {
 	c := s.in.Canary
 	if c == nil || !c.Current {
+		return 0
+	}
+	brought := s.next.TemplateGeneration
+	if c.ObservedGeneration < c.Generation && (brought == 0 || c.ObservedGeneration < brought) {
 		return 0
 	}
 	return c.Available

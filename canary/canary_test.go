@@ -140,6 +140,24 @@ func TestTransitions(t *testing.T) {
 			want: want{phase: webappv1.CanaryProgressing, step: 1, form: canary.CanaryRun, replicas: 2, services: true, split: true, weights: [2]int32{90, 10}, relax: true, resync: 2*time.Minute + 5*time.Second},
 		},
 		{
+			name: "the Deployment controller has not observed the canary's scale-up yet: the route keeps its weight",
+			in: input(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 1, func(st *webappv1.CanaryStatus) { st.TemplateGeneration, st.Replicas = 3, 2 })
+				in.ServicesObserved, in.Route = true, split(10, true)
+				in.Canary = &canary.Deployment{Replicas: 2, Current: true, Generation: 4, ObservedGeneration: 3, Total: 1, Available: 1}
+			}),
+			want: want{phase: webappv1.CanaryProgressing, step: 1, form: canary.CanaryRun, replicas: 2, services: true, split: true, weights: [2]int32{90, 10}, relax: true, resync: time.Minute + 5*time.Second},
+		},
+		{
+			name: "the generation that brought the revision is not observed yet: no pod counts",
+			in: input(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.TemplateGeneration, st.Replicas = 4, 1 })
+				in.ServicesObserved, in.Route = true, split(0, true)
+				in.Canary = &canary.Deployment{Replicas: 1, Current: true, Generation: 4, ObservedGeneration: 3, Total: 1, Available: 1}
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, relax: true, resync: time.Minute + 5*time.Second},
+		},
+		{
 			name: "a step without pauseSeconds, in place: Paused until promoted",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryProgressing, 2, nil), true, ready(3), split(60, true)

@@ -13,8 +13,8 @@ import (
 // world is a small model of what Metacontroller, the Deployment controller and a Gateway
 // controller do with Next's answers, one second per tick: an applied canary Deployment gains one
 // available pod per tick, a Service is observed a tick after it is asked for, a Gateway accepts
-// a route's new generation a tick after it changes, and a stable Deployment takes three ticks to
-// roll. It records what a Gateway would do with the route at every tick.
+// a route's new generation a tick after it changes, the canary Deployment's controller observes
+// its generation a tick after the next, and a stable Deployment takes three ticks to roll. It records what a Gateway would do with the route at every tick.
 type world struct {
 	stableRev                   string
 	stableAvailable, stableFull int32
@@ -24,6 +24,7 @@ type world struct {
 	services, servicesAsked     bool
 	route                       canary.Route
 	routed                      bool
+	pendingGeneration           int64 // the canary's generation its controller observes next
 }
 
 func (w *world) input(plan *webappv1.Canary, last *webappv1.CanaryStatus, revision string, now time.Time) canary.Input {
@@ -39,7 +40,7 @@ func (w *world) input(plan *webappv1.Canary, last *webappv1.CanaryStatus, revisi
 	}
 	if c := w.canary; c != nil {
 		d := *c
-		d.Current = w.canaryRev == revision && d.Total == d.Replicas
+		d.Current = w.canaryRev == revision // its pods are replaced at once on a template change
 		in.Canary = &d
 	}
 	return in
@@ -50,11 +51,20 @@ func (w *world) apply(out canary.Output, revision string) []string {
 	var broken []string
 	switch out.Canary {
 	case canary.CanaryRun:
-		if w.canary == nil || w.canaryRev != revision {
-			w.canary, w.canaryRev = &canary.Deployment{}, revision
+		if w.canary == nil {
+			w.canary = &canary.Deployment{}
+		}
+		if w.canaryRev != revision || w.canary.Replicas != out.CanaryReplicas {
+			w.canary.Generation++ // observed by its controller a tick later
+		}
+		if w.canaryRev != revision {
+			w.canaryRev, w.canary.Available = revision, 0
 		}
 		w.canary.Replicas = out.CanaryReplicas
 	case canary.CanaryZero:
+		if w.canary.Replicas != 0 {
+			w.canary.Generation++
+		}
 		w.canary.Replicas = 0
 	case canary.CanaryAbsent:
 		if w.canary != nil && w.canary.Total > 0 {
@@ -116,9 +126,10 @@ func (w *world) tick() {
 	w.services = w.servicesAsked
 	if c := w.canary; c != nil {
 		c.Total = c.Replicas
-		if c.Available < c.Replicas {
+		if c.Available < c.Replicas && c.ObservedGeneration == c.Generation {
 			c.Available++
 		}
+		c.ObservedGeneration, w.pendingGeneration = w.pendingGeneration, c.Generation // a tick late
 	}
 	if w.rolling > 0 {
 		w.rolling--
@@ -163,6 +174,7 @@ func TestSimulatedCanary(t *testing.T) {
 			var last *webappv1.CanaryStatus
 			var phases []webappv1.CanaryPhase
 			var timeline []string
+			var canaryWeight int32 // the route's, at the last second
 			revision := "new"
 			for i := 1; i <= 120; i++ {
 				if i == tt.rollback {
@@ -176,6 +188,12 @@ func TestSimulatedCanary(t *testing.T) {
 				}
 				if w.stableRev == revision && revision != "old" && (out.Status == nil || out.Status.Phase != webappv1.CanaryPromoting && out.Status.Phase != webappv1.CanaryPromoted) {
 					t.Errorf("second %d: the stable Deployment took the template in phase %v", i, out.Status)
+				}
+				if serving := out.Serving && i != tt.rollback; serving && w.route.Split && w.route.CanaryWeight < canaryWeight {
+					t.Errorf("second %d: the route's canary weight fell from %d to %d while the canary ran", i, canaryWeight, w.route.CanaryWeight)
+				}
+				if w.route.Split {
+					canaryWeight = w.route.CanaryWeight
 				}
 				last = out.Status
 				if last != nil && (len(phases) == 0 || phases[len(phases)-1] != last.Phase) {

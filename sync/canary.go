@@ -66,11 +66,13 @@ func planCanary(req *Request, obs *observedChildren, deployment *appsv1.Deployme
 	if c := obs.canary; c != nil {
 		d := c.Deployment
 		in.Canary = &canary.Deployment{
-			Replicas:  replicasOf(d),
-			Current:   d.Revision == revision && d.Status.ObservedGeneration >= d.Generation && d.Status.Replicas == d.Status.UpdatedReplicas,
-			Total:     d.Status.Replicas,
-			Available: d.Status.AvailableReplicas,
-			Failure:   canaryFailure(c),
+			Replicas:           replicasOf(d),
+			Current:            d.Revision == revision && d.Status.Replicas == d.Status.UpdatedReplicas,
+			Generation:         d.Generation,
+			ObservedGeneration: d.Status.ObservedGeneration,
+			Total:              d.Status.Replicas,
+			Available:          d.Status.AvailableReplicas,
+			Failure:            canaryFailure(c),
 		}
 		if req.Related.Kinds[PodKind.Key()] {
 			pods := trackPods(currentPods(&req.Related, d, c.Name, d.Revision == revision, p.Spec.Image))

@@ -69,7 +69,8 @@ type Canary struct {
 // CanaryStep is one step of a canary.
 type CanaryStep struct {
 	// weight is the canary's share of the route's traffic in this step, in percent, 1 to 100.
-	// The canary Deployment runs ceil(weight × stable replicas / 100) pods, at least 1.
+	// The canary Deployment runs ceil(weight × stable replicas / 100) pods, at least 1 (none
+	// while the WebApp is scaled to zero).
 	// +required
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
@@ -126,14 +127,22 @@ type CanaryStatus struct {
 	// +optional
 	Step int32 `json:"step"`
 
-	// weight is the canary's share of the traffic now, in percent, as the observed route carries
-	// it (or, without a route, as the step asks); unset once the canary serves no traffic.
+	// weight is the canary's share of the traffic now, in percent: the weight the observed route
+	// gives the Service <name>-canary, or, without a route, the largest weight its available pods
+	// cover (the Service <name> then splits by pod count). Unset once the canary serves no
+	// traffic; while an abort or a rollback winds the route's weight down, it is the route's.
 	// +optional
 	Weight *int32 `json:"weight,omitempty"`
 
 	// replicas is the canary Deployment's desired pod count.
 	// +optional
 	Replicas int32 `json:"replicas"`
+
+	// templateGeneration is the canary Deployment's metadata.generation when it was first seen to
+	// carry this revision: once its controller has observed that generation, its available pods
+	// are of this revision, whatever replica counts were asked of it since.
+	// +optional
+	TemplateGeneration int64 `json:"templateGeneration,omitempty"`
 
 	// stepStartTime is when the canary moved to its step; the pods' availability is checked
 	// against it.
