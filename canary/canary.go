@@ -162,6 +162,7 @@ var Transitions = []Transition{
 	{"rolled back: the template is the stable one again", append(slices.Clip(serving), webappv1.CanaryAborted), webappv1.CanaryRolledBack, rolledBack, nil},
 	{"a new template", anyPhase, webappv1.CanaryProgressing, newTemplate, start},
 	{"abort asked", stepped, webappv1.CanaryAborted, func(s *state) bool { return s.in.Abort }, nil},
+	{"abort asked while promoting, before the stable Deployment takes the template", []webappv1.CanaryPhase{webappv1.CanaryPromoting}, webappv1.CanaryAborted, func(s *state) bool { return s.in.Abort && !s.taken() }, nil},
 	{"checks failed maxFailedChecks times", stepped, webappv1.CanaryAborted, checksExhausted, nil},
 	{"promote asked", stepped, webappv1.CanaryPromoting, func(s *state) bool { return s.in.Promote }, nil},
 	{"weight in place, its pause starts", []webappv1.CanaryPhase{webappv1.CanaryProgressing}, webappv1.CanaryProgressing, pauseStarts, startPause},
@@ -292,6 +293,13 @@ func (s *state) inPlace(w int32) bool {
 	}
 	r := s.in.Route
 	return r != nil && r.Split && r.Accepted && r.CanaryWeight == w && r.StableWeight == 100-w
+}
+
+// taken reports whether, in a promotion, the stable Deployment takes (or has taken) the
+// template: once the canary has all the traffic. From then on the stable rolls, and the
+// canary can no longer be aborted, only followed by a new template.
+func (s *state) taken() bool {
+	return s.in.StableRevision == s.in.Revision || s.inPlace(100)
 }
 
 // pause is the step's pauseSeconds as a duration, and whether it has one.

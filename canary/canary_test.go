@@ -355,13 +355,22 @@ func TestTransitions(t *testing.T) {
 			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, resync: 2*time.Minute + 5*time.Second},
 		},
 		{
-			name: "checks do not run once promoting: the stable may be rolling",
+			name: "abort asked while promoting, before the canary has all the traffic: aborted",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPromoting, 2, nil), true, ready(3), split(60, true)
+				in.Abort = true
+			}),
+			want: want{phase: webappv1.CanaryAborted, step: 2, form: canary.CanaryKeep, replicas: 3, services: true, split: true, weights: [2]int32{100, 0}},
+		},
+		{
+			name: "once the canary has all the traffic, neither checks nor abort apply: the stable rolls",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved, in.Route = running(webappv1.CanaryPromoting, 2, nil), true, split(60, true)
 				in.Canary = &canary.Deployment{Replicas: 4, Current: true, Total: 4, Available: 3, Failure: "Deployment shop-canary exceeded its progress deadline"}
+				in.Route = split(100, true) // the stable takes the template: too late to abort
 				in.Abort = true
 			}),
-			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.CanaryRun, replicas: 4, services: true, split: true, weights: [2]int32{40, 60}, relax: true},
+			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.CanaryRun, replicas: 4, stableTemplate: true, services: true, split: true, weights: [2]int32{40, 60}, relax: true},
 		},
 		{
 			name: "without a route: no Services, the Service <name> spreads over both, and the weight is in place once the pods are",

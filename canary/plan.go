@@ -52,7 +52,7 @@ func (s *state) serve(replicas int32, back bool) Output {
 func (s *state) promote() Output {
 	in := s.in
 	full := in.StableReplicas
-	taken := in.StableRevision == in.Revision || s.inPlace(100) // the stable may take the template
+	taken := s.taken()
 	rolled := taken && in.StableRolled
 	back := rolled && (!in.Routed || in.Route == nil || !in.Route.Split)
 	o := s.serve(full, rolled)
@@ -128,7 +128,7 @@ func (s *state) finish(o *Output, msg string) {
 	default:
 		s.next.Replicas = 0
 	}
-	if o.Serving && !in.Routed {
+	if o.Serving && !in.Routed && !s.back {
 		msg += " Without an HTTPRoute the Service " + s.name() + " splits the traffic by pod count, not by weight."
 	}
 	if n := s.next.FailedChecks; n > 0 && o.Serving && s.phase() != webappv1.CanaryPromoting {
@@ -154,7 +154,7 @@ func (s *state) stepMessage() string {
 		d, _ := s.pause()
 		return fmt.Sprintf("%s: %d%% of the traffic on the canary, held for %s from %s.", step, w, d, s.next.PauseStartTime.UTC().Format(time.RFC3339))
 	case s.available() < want || s.in.Canary == nil || s.in.Canary.Replicas < want:
-		return fmt.Sprintf("%s: waiting for %d canary %s to be available (%d are) before %d%% of the traffic goes to it.", step, want, plural(want, "pod", "pods"), s.available(), w)
+		return fmt.Sprintf("%s: waiting for %d canary %s to be available (%d %s) before %d%% of the traffic goes to it.", step, want, plural(want, "pod", "pods"), s.available(), plural(s.available(), "is", "are"), w)
 	case in.Routed:
 		return fmt.Sprintf("%s: waiting for the HTTPRoute to send %d%% of the traffic to the canary and for its Gateways to accept it.", step, w)
 	}
