@@ -365,7 +365,7 @@ func TestTransitions(t *testing.T) {
 		{
 			name: "once the canary has all the traffic, neither checks nor abort apply: the stable rolls",
 			in: input(func(in *canary.Input) {
-				in.Last, in.ServicesObserved, in.Route = running(webappv1.CanaryPromoting, 2, nil), true, split(60, true)
+				in.Last, in.ServicesObserved = running(webappv1.CanaryPromoting, 2, nil), true
 				in.Canary = &canary.Deployment{Replicas: 4, Current: true, Total: 4, Available: 3, Failure: "Deployment shop-canary exceeded its progress deadline"}
 				in.Route = split(100, true) // the stable takes the template: too late to abort
 				in.Abort = true
