@@ -340,6 +340,7 @@ func TestExamples(t *testing.T) {
 		"route-accepted":     "Ready",
 		"route-refused":      "Ready", // Ready does not wait for the Gateway: Routed says it refused
 		"route-disabled":     "Ready", // without the component: no HTTPRoute, the rest as ever
+		"canary-paused":      "Progressing",
 	}
 	files, err := filepath.Glob(filepath.Join("..", "examples", "*.request.json"))
 	if err != nil || len(files) != len(wantPhase) {
