@@ -28,6 +28,9 @@ type Deployment struct {
 	Current bool
 	// Generation and ObservedGeneration are metadata.generation and status.observedGeneration.
 	Generation, ObservedGeneration int64
+	// Aborted is true when it says that the revision asked of it was aborted: a status older than
+	// the abort (Metacontroller may call with one) then does not start it again.
+	Aborted bool
 	// Total and Available are status.replicas and status.availableReplicas.
 	Total, Available int32
 	// Failure is a sentence when it reports ReplicaFailure or ProgressDeadlineExceeded for its
@@ -161,6 +164,7 @@ var (
 var Transitions = []Transition{
 	{"rolled back: the template is the stable one again", append(slices.Clip(serving), webappv1.CanaryAborted), webappv1.CanaryRolledBack, rolledBack, nil},
 	{"a new template", anyPhase, webappv1.CanaryProgressing, newTemplate, start},
+	{"aborted before: the canary Deployment says so, whatever an older status says", serving, webappv1.CanaryAborted, func(s *state) bool { return s.in.Canary != nil && s.in.Canary.Aborted }, nil},
 	{"abort asked", stepped, webappv1.CanaryAborted, func(s *state) bool { return s.in.Abort }, nil},
 	{"abort asked while promoting, before the stable Deployment takes the template", []webappv1.CanaryPhase{webappv1.CanaryPromoting}, webappv1.CanaryAborted, func(s *state) bool { return s.in.Abort && !s.taken() }, nil},
 	{"checks failed maxFailedChecks times", stepped, webappv1.CanaryAborted, checksExhausted, nil},

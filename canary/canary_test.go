@@ -278,6 +278,17 @@ func TestTransitions(t *testing.T) {
 			want: want{phase: webappv1.CanaryAborted, form: canary.CanaryZero, services: true, failedChecks: 2, message: "aborted after 2 failed checks: Deployment shop-canary cannot create pods"},
 		},
 		{
+			name: "a status older than the abort, the canary already at zero: its Deployment says it was aborted",
+			in: input(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) {
+					st.FailedChecks, st.LastFailedCheckTime, st.LastFailedCheck = 1, at(50*time.Second), "Deployment shop-canary cannot create pods"
+				})
+				in.ServicesObserved, in.Route = true, split(0, true)
+				in.Canary = &canary.Deployment{Current: true, Aborted: true}
+			}),
+			want: want{phase: webappv1.CanaryAborted, form: canary.CanaryZero, services: true, failedChecks: 1, message: "was aborted after 1 failed check: Deployment shop-canary cannot create pods"},
+		},
+		{
 			name: "pods not all available within pauseSeconds plus 2 minutes of the step's start: a failed check",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved = running(webappv1.CanaryProgressing, 0, nil), true

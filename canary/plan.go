@@ -169,7 +169,10 @@ func (s *state) endMessage() string {
 	case webappv1.CanaryRolledBack:
 		return fmt.Sprintf("Revision %s was rolled back: the pod template is the stable one again.", s.next.Revision)
 	case webappv1.CanaryAborted:
-		if s.next.FailedChecks >= *s.in.Plan.MaxFailedChecks && s.next.LastFailedCheck != "" {
+		if last := s.in.Last; last != nil && last.Phase == webappv1.CanaryAborted && last.Revision == s.next.Revision && last.Message != "" {
+			return last.Message // said when it was aborted
+		}
+		if !s.in.Abort && s.next.LastFailedCheck != "" {
 			return fmt.Sprintf("Revision %s was aborted after %d failed %s: %s. The stable Deployment was not touched; a new pod template starts a new canary.", s.next.Revision, s.next.FailedChecks, plural(s.next.FailedChecks, "check", "checks"), s.next.LastFailedCheck)
 		}
 		return fmt.Sprintf("Revision %s was aborted by the %s annotation. The stable Deployment was not touched; a new pod template starts a new canary.", s.next.Revision, webappv1.AnnotationAbort)

@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -22,6 +23,12 @@ import (
 // AnnotationRevision records, on the canary Deployment, the revision of the pod template it
 // runs (status.canary.revision).
 const AnnotationRevision = "webapp.example.com/revision"
+
+// AnnotationAborted records, on the canary Deployment of an aborted canary, the revision that was
+// aborted. Aborting scales the canary to zero, which takes away the failures that aborted it, and
+// Metacontroller may call with a status older than its last write: the annotation keeps such a
+// call from starting the canary again.
+const AnnotationAborted = "webapp.example.com/aborted"
 
 // canaryPlan is what Sync does for a canary: canary.Next's decision, with the revision it was
 // made for.
@@ -70,6 +77,7 @@ func planCanary(req *Request, obs *observedChildren, deployment *appsv1.Deployme
 			Current:            d.Revision == revision && d.Status.Replicas == d.Status.UpdatedReplicas,
 			Generation:         d.Generation,
 			ObservedGeneration: d.Status.ObservedGeneration,
+			Aborted:            d.Aborted != "" && d.Aborted == revision,
 			Total:              d.Status.Replicas,
 			Available:          d.Status.AvailableReplicas,
 			Failure:            canaryFailure(c),
@@ -209,14 +217,18 @@ func canaryChildren(p *Parent, obs *observedChildren, plan *canaryPlan, podLabel
 			break
 		}
 		out = append(out, desiredCanary(p, plan, cl, cfg))
-	case canary.CanaryKeep:
-		if obs.canary != nil {
-			out = append(out, keptForm(obs.canary))
+	case canary.CanaryKeep, canary.CanaryZero:
+		if obs.canary == nil {
+			break
 		}
-	case canary.CanaryZero:
-		if obs.canary != nil {
-			out = append(out, scaledToZero(obs.canary))
+		obj := keptObject(obs.canary)
+		if plan.Canary == canary.CanaryZero {
+			obj = withReplicas(obs.canary, 0).(*unstructured.Unstructured).Object
 		}
+		if st := plan.Status; st != nil && st.Phase == webappv1.CanaryAborted {
+			markAborted(obj, st.Revision)
+		}
+		out = append(out, &unstructured.Unstructured{Object: obj})
 	}
 	if plan.Services && p.Spec.Port != nil {
 		canarySvc := desiredService(p, cl, cl)
@@ -226,6 +238,21 @@ func canaryChildren(p *Parent, obs *observedChildren, plan *canaryPlan, podLabel
 		out = append(out, canarySvc, stable)
 	}
 	return out
+}
+
+// markAborted sets AnnotationAborted to revision on the kept form of a canary Deployment.
+func markAborted(obj map[string]any, revision string) {
+	meta, _ := obj["metadata"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+		obj["metadata"] = meta
+	}
+	annotations, _ := meta["annotations"].(map[string]any)
+	if annotations == nil {
+		annotations = map[string]any{}
+		meta["annotations"] = annotations
+	}
+	annotations[AnnotationAborted] = revision
 }
 
 // desiredCanary builds the canary Deployment: the stable Deployment the spec asks for, under

@@ -429,6 +429,21 @@ func TestSyncCanaryCases(t *testing.T) {
 		if got := replicasOf(t, aborted); got != "4/0" {
 			t.Errorf("replicas stable/canary = %s; want 4/0", got)
 		}
+		if got, want := member(t, sent(t, aborted, "Deployment/hello-canary"), "metadata", "annotations", sync.AnnotationAborted), `"`+aborted.Status.Canary.Revision+`"`; got != want {
+			t.Errorf("the canary Deployment's %s = %s; want %s", sync.AnnotationAborted, got, want)
+		}
+		// Metacontroller may call with the status before the abort, once the canary is at zero
+		// and its ReplicaFailure gone: the canary stays aborted.
+		stale := &sync.Request{Parent: c.parent, Children: c.children, ChildKinds: withGatewayAPI}
+		stale.Parent.Canary = one.Status.Canary
+		for i, ch := range stale.Children {
+			if ch.Kind == "Deployment" && ch.Name == "hello-canary" {
+				stale.Children[i] = observe(t, lastAppliedObject(t, ch), 1, depStatus(1, 0, 0, 0, 0))
+			}
+		}
+		if got := sync.Sync(stale, c.now); got.Status.Canary.Phase != webappv1.CanaryAborted || replicasOf(t, got) != "4/0" {
+			t.Errorf("with a status older than the abort: %s, replicas %s; want Aborted, 4/0", canaryOf(got), replicasOf(t, got))
+		}
 	})
 	t.Run("rollback by edit: the template set back ends the canary at once, and rolls nothing", func(t *testing.T) {
 		c, before, _ := running(t)

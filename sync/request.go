@@ -196,6 +196,9 @@ type ObservedDeployment struct {
 	// Revision is its AnnotationRevision annotation, which only a canary Deployment carries: the
 	// revision of the template it runs. "" when it has none.
 	Revision string
+	// Aborted is its AnnotationAborted annotation, which only an aborted canary Deployment
+	// carries: the revision that was aborted. "" when it has none.
+	Aborted string
 	// Status is the Deployment controller's report.
 	Status ObservedDeploymentStatus
 }

@@ -135,6 +135,7 @@ func deploymentView(decode func(any) error) (sync.Child, error) {
 		ConfigHash:        w.Spec.Template.Metadata.Annotations.ConfigHash,
 		PartialConfigHash: w.Metadata.Annotations.PartialConfigHash,
 		Revision:          w.Metadata.Annotations.Revision,
+		Aborted:           w.Metadata.Annotations.Aborted,
 		Status:            w.Status,
 	}
 	return c, err
@@ -222,6 +223,7 @@ type observedHead struct {
 			SpecHash          string `json:"webapp.example.com/spec-hash"`           // sync.AnnotationSpecHash
 			PartialConfigHash string `json:"webapp.example.com/partial-config-hash"` // sync.AnnotationPartialConfigHash, on Deployments
 			Revision          string `json:"webapp.example.com/revision"`            // sync.AnnotationRevision, on a canary Deployment
+			Aborted           string `json:"webapp.example.com/aborted"`             // sync.AnnotationAborted, on an aborted canary Deployment
 		} `json:"annotations"`
 	} `json:"metadata"`
 }
