@@ -3,7 +3,6 @@ package sync
 import (
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"maps"
 	"math"
 	"time"
@@ -123,19 +122,6 @@ func trackPods(pods []RelatedPod) []RelatedPod {
 		}
 	}
 	return out
-}
-
-// TemplateHash is a short, stable hash of a pod template's apply form, the revision that names
-// it: equal templates hash alike (SpecHash says why). A template that cannot be encoded (never
-// one the hook builds) hashes as "".
-func TemplateHash(t *corev1.PodTemplateSpec) string {
-	b, err := applyJSON(t)
-	if err != nil {
-		return ""
-	}
-	h := fnv.New64a()
-	h.Write(b)
-	return fmt.Sprintf("%010x", h.Sum64()&(1<<40-1))
 }
 
 // stableRevision is the revision of the template the observed stable Deployment runs. When its

@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -78,13 +79,34 @@ func applyJSON(v any) ([]byte, error) {
 // fields in order and map keys sorted, so equal specs always hash alike. A spec that cannot be
 // encoded (never one the hook builds) hashes as "".
 func SpecHash(spec *appsv1.DeploymentSpec) string {
-	b, err := applyJSON(spec)
-	if err != nil {
+	sum, ok := applyHash(spec)
+	if !ok {
 		return ""
+	}
+	return fmt.Sprintf("%016x", sum)
+}
+
+// TemplateHash is a short, stable hash of a pod template's apply form, the revision that names
+// it: equal templates hash alike, as for SpecHash. 10 hex digits, as status.canary.revision and
+// the promote and abort annotations show it. A template that cannot be encoded (never one the
+// hook builds) hashes as "".
+func TemplateHash(t *corev1.PodTemplateSpec) string {
+	sum, ok := applyHash(t)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("%010x", sum&(1<<40-1))
+}
+
+// applyHash is the 64-bit FNV-1a hash of v's apply form; false when v cannot be encoded.
+func applyHash(v any) (uint64, bool) {
+	b, err := applyJSON(v)
+	if err != nil {
+		return 0, false
 	}
 	h := fnv.New64a()
 	h.Write(b)
-	return fmt.Sprintf("%016x", h.Sum64())
+	return h.Sum64(), true
 }
 
 // pruneJSON drops nulls, and objects and lists that are empty or become empty, recursively, from

@@ -655,25 +655,15 @@ func assertApplyForm(t *testing.T, obj map[string]any) {
 }
 
 // BenchmarkSync measures the decision alone on a decoded request with both children observed.
-func BenchmarkSync(b *testing.B) {
-	body, err := os.ReadFile("../webhook/testdata/large.request.json")
-	if err != nil {
-		b.Fatal(err)
-	}
-	req, err := wire.DecodeRequest(body)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		sync.Sync(req, now)
-	}
-}
+func BenchmarkSync(b *testing.B) { benchmarkSync(b, "../webhook/testdata/large.request.json") }
 
 // BenchmarkSyncCanary measures the decision on a WebApp mid-canary (TestSyncCanary's sixth call:
 // a split route, both Deployments and three Services observed), beside BenchmarkSync's.
-func BenchmarkSyncCanary(b *testing.B) {
-	body, err := os.ReadFile("testdata/canary/step-06.request.json")
+func BenchmarkSyncCanary(b *testing.B) { benchmarkSync(b, "testdata/canary/step-06.request.json") }
+
+// benchmarkSync measures Sync on the request in file, decoded once.
+func benchmarkSync(b *testing.B, file string) {
+	body, err := os.ReadFile(file)
 	if err != nil {
 		b.Fatal(err)
 	}
