@@ -30,6 +30,9 @@ type scaleMode struct {
 	// gatewayElsewhere puts that Gateway in a namespace of its own, as platform teams do, which
 	// the customize answer relates by namespace and name.
 	gatewayElsewhere bool
+	// canary gives each WebApp a canary of three steps in its spec (rollout.canary), which runs
+	// none as long as the pod template does not change: the cost of turning it on.
+	canary bool
 }
 
 // scaleModes are the CompositeControllers make scale compares, by the names SCALE_MODES takes.
@@ -40,6 +43,7 @@ var scaleModes = []scaleMode{
 	{name: "as shipped, each with a ConfigMap and a Secret", dir: "metacontroller", config: true},
 	{name: "with routes (gateway-api component)", dir: "e2e/testdata/gateway-api", route: true},
 	{name: "with routes to a Gateway in another namespace", dir: "e2e/testdata/gateway-api", route: true, gatewayElsewhere: true},
+	{name: "with routes and a canary in the spec", dir: "e2e/testdata/gateway-api", route: true, canary: true},
 }
 
 // scaleResult is one row of the benchmark's table.
@@ -239,6 +243,9 @@ func runScale(t *testing.T, m scaleMode, n int, ns string, idle time.Duration, w
 		}
 		if m.config {
 			spec["envFrom"] = []any{obj{"configMapRef": obj{"name": name}}, obj{"secretRef": obj{"name": name}}}
+		}
+		if m.canary {
+			spec["rollout"] = obj{"canary": obj{"steps": []any{obj{"weight": 10, "pauseSeconds": 60}, obj{"weight": 50, "pauseSeconds": 60}, obj{"weight": 80}}}}
 		}
 		_, err := client.create(webApp(ns, name, spec))
 		return err
