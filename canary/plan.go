@@ -3,6 +3,7 @@ package canary
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
@@ -132,7 +133,7 @@ func (s *state) finish(o *Output, msg string) {
 		msg += " Without an HTTPRoute the Service " + s.name() + " splits the traffic by pod count, not by weight."
 	}
 	if n := s.next.FailedChecks; n > 0 && o.Serving && s.phase() != webappv1.CanaryPromoting {
-		msg += fmt.Sprintf(" %d of %d failed checks: %s.", n, *in.Plan.MaxFailedChecks, s.next.LastFailedCheck)
+		msg += fmt.Sprintf(" %d of %d failed checks: %s.", n, *in.Plan.MaxFailedChecks, strings.TrimSuffix(s.next.LastFailedCheck, "."))
 	}
 	s.next.Message = msg
 	o.Status = &s.next
@@ -173,7 +174,7 @@ func (s *state) endMessage() string {
 			return last.Message // said when it was aborted
 		}
 		if !s.in.Abort && s.next.LastFailedCheck != "" {
-			return fmt.Sprintf("Revision %s was aborted after %d failed %s: %s. The stable Deployment was not touched; a new pod template starts a new canary.", s.next.Revision, s.next.FailedChecks, plural(s.next.FailedChecks, "check", "checks"), s.next.LastFailedCheck)
+			return fmt.Sprintf("Revision %s was aborted after %d failed %s: %s. The stable Deployment was not touched; a new pod template starts a new canary.", s.next.Revision, s.next.FailedChecks, plural(s.next.FailedChecks, "check", "checks"), strings.TrimSuffix(s.next.LastFailedCheck, "."))
 		}
 		return fmt.Sprintf("Revision %s was aborted by the %s annotation. The stable Deployment was not touched; a new pod template starts a new canary.", s.next.Revision, webappv1.AnnotationAbort)
 	}

@@ -11,8 +11,9 @@ import (
 //
 // The decision is a pure function of the request and the time, and the time matters little:
 // it stamps a condition that changes, and it runs a canary's timers, which the answer names by
-// asking for a call when the first runs out (resyncAfterSeconds). An entry of such an answer
-// expires then, so that the call it asked for is decided afresh. Metacontroller asks the same
+// asking for a call when the first runs out (resyncAfterSeconds, rounded up to the second). An
+// entry of such an answer expires at that instant exactly (sync.Response.Expires), so that the
+// call it asked for, and any other after it, is decided afresh. Metacontroller asks the same
 // question again and again: every resync of an
 // unchanged WebApp sends a byte-identical request. Answering those from memory skips decoding,
 // deciding and encoding. It also makes a repeated request get exactly the same answer, the

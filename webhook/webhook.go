@@ -379,9 +379,7 @@ func (h *Handler) answer(path string, body []byte, hk hook) (e *cacheEntry, cach
 			resp = sync.Finalize(req, now)
 		} else {
 			resp = sync.Sync(req, now)
-			if resp.ResyncAfterSeconds > 0 { // a canary's timer: the answer holds until it runs out
-				e.expires = now.Add(time.Duration(resp.ResyncAfterSeconds * float64(time.Second)))
-			}
+			e.expires = resp.Expires // a canary's timer: the answer holds until it runs out
 		}
 		out, err = resp.MarshalJSON() // the encoding itself: json.Marshal would check and copy it once more
 		e.phase, e.children = string(resp.Status.Phase), len(resp.Children)

@@ -609,7 +609,7 @@ func TestCacheExpiresWithTheCanarysTimer(t *testing.T) {
 	if err := json.Unmarshal(body, &req); err != nil || req.Parent.Status.Canary.PauseStartTime.IsZero() {
 		t.Fatalf("the request holds no pause: %v", err)
 	}
-	at := req.Parent.Status.Canary.PauseStartTime.Add(time.Second)
+	at := req.Parent.Status.Canary.PauseStartTime.Add(700 * time.Millisecond) // 4.3 s of a 5 s pause left
 	h := webhook.New(webhook.Options{CacheBytes: webhook.DefaultCacheBytes, Now: func() time.Time { return at }})
 	step := func() (int, float64) {
 		t.Helper()
@@ -631,9 +631,9 @@ func TestCacheExpiresWithTheCanarysTimer(t *testing.T) {
 		wantStep   int
 		wantResync float64
 	}{
-		{"during the pause", 0, 0, 4},
-		{"again during the pause, from the cache", time.Second, 0, 4},
-		{"when the pause is over", 4 * time.Second, 1, 0},
+		{"during the pause: a call is asked for in 5 s, rounded up", 0, 0, 5},
+		{"again during the pause, from the cache", 500 * time.Millisecond, 0, 5},
+		{"just after the pause, before the 5 s the first answer named", 4 * time.Second, 1, 0},
 	} {
 		at = at.Add(tt.after)
 		if s, r := step(); s != tt.wantStep || (tt.wantResync != 0 && r != tt.wantResync) {
