@@ -328,6 +328,13 @@ func TestSyncCanary(t *testing.T) {
 			}
 		})
 	}
+	t.Run("promoted is a fixed point: the same answer an hour later, and no call asked for", func(t *testing.T) {
+		before := c.sync(time.Second)
+		after := c.sync(time.Hour)
+		if got, want := asJSON(t, after), asJSON(t, before); got != want || after.ResyncAfterSeconds != 0 {
+			t.Errorf("an hour later =\n%s\nwant\n%s", got, want)
+		}
+	})
 }
 
 // replicasOf renders the replicas an answer asks of the stable and the canary Deployment as
