@@ -28,9 +28,10 @@ type Deployment struct {
 	Current bool
 	// Generation and ObservedGeneration are metadata.generation and status.observedGeneration.
 	Generation, ObservedGeneration int64
-	// Aborted is true when it says that the revision asked of it was aborted: a status older than
-	// the abort (Metacontroller may call with one) then does not start it again.
-	Aborted bool
+	// Aborted is true when it says that the revision asked of it was aborted, and Promoting when
+	// it says that it is being promoted: a status older than that decision (Metacontroller may
+	// call with one, and write what it gets over a newer one) then does not undo it.
+	Aborted, Promoting bool
 	// Total and Available are status.replicas and status.availableReplicas.
 	Total, Available int32
 	// Failure is a sentence when it reports ReplicaFailure or ProgressDeadlineExceeded for its
@@ -164,11 +165,12 @@ var (
 var Transitions = []Transition{
 	{"rolled back: the template is the stable one again", append(slices.Clip(serving), webappv1.CanaryAborted), webappv1.CanaryRolledBack, rolledBack, nil},
 	{"a new template", anyPhase, webappv1.CanaryProgressing, newTemplate, start},
-	{"aborted before: the canary Deployment says so, whatever an older status says", serving, webappv1.CanaryAborted, func(s *state) bool { return s.in.Canary != nil && s.in.Canary.Aborted }, nil},
+	{"aborted before: the canary Deployment says so, whatever an older status says", serving, webappv1.CanaryAborted, func(s *state) bool { return s.in.Canary != nil && s.in.Canary.Aborted }, abortedBefore},
 	{"abort asked", stepped, webappv1.CanaryAborted, func(s *state) bool { return s.in.Abort }, nil},
 	{"abort asked while promoting, before the stable Deployment takes the template", []webappv1.CanaryPhase{webappv1.CanaryPromoting}, webappv1.CanaryAborted, func(s *state) bool { return s.in.Abort && !s.taken() }, nil},
 	{"checks failed maxFailedChecks times", stepped, webappv1.CanaryAborted, checksExhausted, nil},
 	{"promote asked", stepped, webappv1.CanaryPromoting, func(s *state) bool { return s.in.Promote }, nil},
+	{"promoting before: the canary Deployment says so, whatever an older status says", stepped, webappv1.CanaryPromoting, func(s *state) bool { return s.in.Canary != nil && s.in.Canary.Promoting }, nil},
 	{"weight in place, its pause starts", []webappv1.CanaryPhase{webappv1.CanaryProgressing}, webappv1.CanaryProgressing, pauseStarts, startPause},
 	{"weight in place, a step that waits to be promoted", []webappv1.CanaryPhase{webappv1.CanaryProgressing}, webappv1.CanaryPaused, waitsForPerson, nil},
 	{"pause over, next step", []webappv1.CanaryPhase{webappv1.CanaryProgressing}, webappv1.CanaryProgressing, func(s *state) bool { return s.pauseOver() && !s.lastStep() }, nextStep},
@@ -357,6 +359,16 @@ func start(s *state) {
 	now := s.now()
 	s.next = webappv1.CanaryStatus{Revision: s.in.Revision, StepStartTime: &now, Restarts: s.in.Pods.Restarts}
 	s.failure = ""
+}
+
+// abortedBefore makes an older status agree with the abort the canary Deployment records: one
+// that the annotation did not ask for was for maxFailedChecks failed checks. Metacontroller
+// writes a status computed from an older parent over a newer one (it retries a conflicting
+// write on the latest object), so both must come to the same status.
+func abortedBefore(s *state) {
+	if !s.in.Abort {
+		s.next.FailedChecks = max(s.next.FailedChecks, *s.in.Plan.MaxFailedChecks)
+	}
 }
 
 func checksExhausted(s *state) bool { return s.next.FailedChecks >= *s.in.Plan.MaxFailedChecks }

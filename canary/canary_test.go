@@ -173,6 +173,14 @@ func TestTransitions(t *testing.T) {
 			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.CanaryRun, replicas: 4, services: true, split: true, weights: [2]int32{40, 60}, relax: true, message: "the canary scales to 4 pods"},
 		},
 		{
+			name: "a status older than the promotion, its annotation gone: the canary Deployment says it is being promoted",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Route = running(webappv1.CanaryPaused, 2, nil), true, split(60, true)
+				in.Canary = &canary.Deployment{Replicas: 4, Current: true, Total: 4, Available: 4, Promoting: true}
+			}),
+			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.CanaryRun, replicas: 4, services: true, split: true, weights: [2]int32{0, 100}, relax: true},
+		},
+		{
 			name: "promote asked for another revision does nothing (sync passes Promote false)",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPaused, 2, nil), true, ready(3), split(60, true)
@@ -286,7 +294,7 @@ func TestTransitions(t *testing.T) {
 				in.ServicesObserved, in.Route = true, split(0, true)
 				in.Canary = &canary.Deployment{Current: true, Aborted: true}
 			}),
-			want: want{phase: webappv1.CanaryAborted, form: canary.CanaryZero, services: true, failedChecks: 1, message: "was aborted after 1 failed check: Deployment shop-canary cannot create pods"},
+			want: want{phase: webappv1.CanaryAborted, form: canary.CanaryZero, services: true, failedChecks: 2, message: "was aborted after 2 failed checks: Deployment shop-canary cannot create pods"},
 		},
 		{
 			name: "pods not all available within pauseSeconds plus 2 minutes of the step's start: a failed check",

@@ -29,6 +29,11 @@ const AnnotationRevision = "webapp.example.com/revision"
 // call from starting the canary again.
 const AnnotationAborted = "webapp.example.com/aborted"
 
+// AnnotationPromoting records, on the canary Deployment of a canary being promoted, its
+// revision: a promotion asked by annotation survives a status older than it, even once the
+// annotation is gone.
+const AnnotationPromoting = "webapp.example.com/promoting"
+
 // canaryPlan is what Sync does for a canary: canary.Next's decision, with the revision it was
 // made for.
 type canaryPlan struct {
@@ -77,6 +82,7 @@ func planCanary(req *Request, obs *observedChildren, deployment *appsv1.Deployme
 			Generation:         d.Generation,
 			ObservedGeneration: d.Status.ObservedGeneration,
 			Aborted:            d.Aborted != "" && d.Aborted == revision,
+			Promoting:          d.Promoting != "" && d.Promoting == revision,
 			Total:              d.Status.Replicas,
 			Available:          d.Status.AvailableReplicas,
 			Failure:            canaryFailure(c),
@@ -250,6 +256,9 @@ func desiredCanary(p *Parent, plan *canaryPlan, labels map[string]string, cfg co
 	d.Name = p.Name + webappv1.CanarySuffix
 	hashed := d.Spec
 	d.Annotations = map[string]string{AnnotationSpecHash: SpecHash(&hashed), AnnotationRevision: plan.revision}
+	if st := plan.Status; st != nil && st.Phase == webappv1.CanaryPromoting {
+		d.Annotations[AnnotationPromoting] = plan.revision
+	}
 	if cfg.partialHash != "" {
 		d.Annotations[AnnotationPartialConfigHash] = cfg.partialHash
 	}

@@ -199,6 +199,9 @@ type ObservedDeployment struct {
 	// Aborted is its AnnotationAborted annotation, which only an aborted canary Deployment
 	// carries: the revision that was aborted. "" when it has none.
 	Aborted string
+	// Promoting is its AnnotationPromoting annotation, which only the canary Deployment of a
+	// canary being promoted carries: its revision. "" when it has none.
+	Promoting string
 	// Status is the Deployment controller's report.
 	Status ObservedDeploymentStatus
 }

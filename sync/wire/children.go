@@ -136,6 +136,7 @@ func deploymentView(decode func(any) error) (sync.Child, error) {
 		PartialConfigHash: w.Metadata.Annotations.PartialConfigHash,
 		Revision:          w.Metadata.Annotations.Revision,
 		Aborted:           w.Metadata.Annotations.Aborted,
+		Promoting:         w.Metadata.Annotations.Promoting,
 		Status:            w.Status,
 	}
 	return c, err
@@ -224,6 +225,7 @@ type observedHead struct {
 			PartialConfigHash string `json:"webapp.example.com/partial-config-hash"` // sync.AnnotationPartialConfigHash, on Deployments
 			Revision          string `json:"webapp.example.com/revision"`            // sync.AnnotationRevision, on a canary Deployment
 			Aborted           string `json:"webapp.example.com/aborted"`             // sync.AnnotationAborted, on an aborted canary Deployment
+			Promoting         string `json:"webapp.example.com/promoting"`           // sync.AnnotationPromoting, on a canary Deployment being promoted
 		} `json:"annotations"`
 	} `json:"metadata"`
 }
