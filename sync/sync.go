@@ -30,7 +30,7 @@ type Response struct {
 	// Expires is when the answer stops being the one its request gets, because a timer it runs
 	// (a canary's pause, say) runs out then; zero when it holds for as long as its request does.
 	// ResyncAfterSeconds, whole seconds rounded up, asks for a call at or just after it. It is not
-	// part of the answer's wire form: a cache of answers reads it.
+	// part of the answer's wire form: a cache of answers reads it, and keeps no such answer.
 	Expires time.Time
 	// Finalized is set by Finalize only: true once no child is observed.
 	Finalized *bool

@@ -4,17 +4,16 @@ import (
 	"container/list"
 	"hash/maphash"
 	stdsync "sync"
-	"time"
 )
 
 // answerCache remembers recent answers by the exact bytes of the request they answered.
 //
 // The decision is a pure function of the request and the time, and the time matters little:
 // it stamps a condition that changes, and it runs a canary's timers, which the answer names by
-// asking for a call when the first runs out (resyncAfterSeconds, rounded up to the second). An
-// entry of such an answer expires at that instant exactly (sync.Response.Expires), so that the
-// call it asked for, and any other after it, is decided afresh. Metacontroller asks the same
-// question again and again: every resync of an
+// asking for a call when the first runs out (resyncAfterSeconds). Such an answer
+// (sync.Response.Expires set) is not cached: replayed later, it would be wrong once the timer ran
+// out, and its resyncAfterSeconds, counted from the replay, would wake Metacontroller late.
+// Metacontroller asks the same question again and again: every resync of an
 // unchanged WebApp sends a byte-identical request. Answering those from memory skips decoding,
 // deciding and encoding. It also makes a repeated request get exactly the same answer, the
 // condition's lastTransitionTime included. Entries are keyed by two independent 64-bit maphash
@@ -54,9 +53,6 @@ type cacheEntry struct {
 	parent   string
 	phase    string
 	children int
-	// expires is when the answer stops being the one its request gets: when the first timer it
-	// runs runs out. Zero for an answer that holds for as long as its request does.
-	expires time.Time
 }
 
 // newAnswerCache returns a cache holding up to maxBytes of answers, or nil (no caching) for 0.
@@ -76,9 +72,8 @@ func (c *answerCache) key(route string, body []byte) cacheKey {
 	return cacheKey{route: route, h1: maphash.Bytes(c.seeds[0], body), h2: maphash.Bytes(c.seeds[1], body), size: len(body)}
 }
 
-// get returns the entry for key, or nil. An entry that has expired at now is dropped. A nil
-// cache holds nothing.
-func (c *answerCache) get(key cacheKey, now time.Time) *cacheEntry {
+// get returns the entry for key, or nil. A nil cache holds nothing.
+func (c *answerCache) get(key cacheKey) *cacheEntry {
 	if c == nil {
 		return nil
 	}
@@ -88,15 +83,8 @@ func (c *answerCache) get(key cacheKey, now time.Time) *cacheEntry {
 	if !ok {
 		return nil
 	}
-	e := el.Value.(*cacheEntry)
-	if !e.expires.IsZero() && !now.Before(e.expires) {
-		c.order.Remove(el)
-		delete(c.entries, key)
-		c.bytes -= e.size
-		return nil
-	}
 	c.order.MoveToFront(el)
-	return e
+	return el.Value.(*cacheEntry)
 }
 
 // cacheStats is what the cache holds.

@@ -345,14 +345,14 @@ func (h *Handler) read(buf *bytes.Buffer, w http.ResponseWriter, r *http.Request
 
 // answer decides a call to hook hk at path with body: from the answer cache when the same
 // request came before (cached true), else decoded (sync/wire), defaulted (Options.Defaults),
-// decided (sync.Sync, sync.Finalize or sync.Customize), encoded once and cached. A body that is
+// decided (sync.Sync, sync.Finalize or sync.Customize), encoded once and cached, unless it runs a
+// timer. A body that is
 // not a hook request is a 400.
 func (h *Handler) answer(path string, body []byte, hk hook) (e *cacheEntry, cached bool, err error) {
 	var key cacheKey
-	now := h.opts.Now() // one reading, for the cache's expiry and the decision
 	if h.cache != nil {
 		key = h.cache.key(path, body)
-		if e := h.cache.get(key, now); e != nil {
+		if e := h.cache.get(key); e != nil {
 			h.metrics.cacheHits.Inc()
 			return e, true, nil
 		}
@@ -368,6 +368,7 @@ func (h *Handler) answer(path string, body []byte, hk hook) (e *cacheEntry, cach
 	}
 	e = &cacheEntry{key: key, hook: hk, parent: validation.Cut(req.Parent.Namespace+"/"+req.Parent.Name, maxLoggedPath)}
 	var out []byte
+	var timed bool // not cached (answerCache says why)
 	switch hk {
 	case hookCustomize:
 		resp := sync.Customize(&req.Parent, sync.CustomizeOptions{Pods: h.opts.PodDiagnosis, Secrets: h.opts.TLS != nil, Gateways: req.Declares(sync.RouteKind)})
@@ -376,10 +377,10 @@ func (h *Handler) answer(path string, body []byte, hk hook) (e *cacheEntry, cach
 	default:
 		var resp sync.Response
 		if hk == hookFinalize {
-			resp = sync.Finalize(req, now)
+			resp = sync.Finalize(req, h.opts.Now())
 		} else {
-			resp = sync.Sync(req, now)
-			e.expires = resp.Expires // a canary's timer: the answer holds until it runs out
+			resp = sync.Sync(req, h.opts.Now())
+			timed = !resp.Expires.IsZero() // a canary's timer: the answer holds only until it runs out
 		}
 		out, err = resp.MarshalJSON() // the encoding itself: json.Marshal would check and copy it once more
 		e.phase, e.children = string(resp.Status.Phase), len(resp.Children)
@@ -389,7 +390,9 @@ func (h *Handler) answer(path string, body []byte, hk hook) (e *cacheEntry, cach
 	}
 	e.answer = append(out, '\n')
 	e.etag = etag(e.answer)
-	h.cache.put(e)
+	if !timed {
+		h.cache.put(e)
+	}
 	return e, false, nil
 }
 
