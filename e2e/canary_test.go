@@ -66,8 +66,7 @@ func TestCanary(t *testing.T) {
 		if c := conditionOf(st, webappv1.ConditionCanary); c == nil || c.Reason != webappv1.ReasonCanaryIdle || st.Canary != nil {
 			t.Errorf("Canary condition %+v, status.canary %+v; want %s and no canary before the first new template", c, st.Canary, webappv1.ReasonCanaryIdle)
 		}
-		stopWebApp := client.record(t, "example.com/v1", "WebApp", ns, name)
-		stopRoute := client.record(t, routeAPI, "HTTPRoute", ns, name)
+		rec := recordCanary(t, ns, name)
 
 		tl := newTimeline(t)
 		patchSpec(t, ns, name, obj{"image": canaryImage})
@@ -226,7 +225,7 @@ func TestCanary(t *testing.T) {
 
 		t.Run("every status written: one revision, steps forward, no pause restarted", func(t *testing.T) {
 			var all canaryHistory
-			for _, e := range stopWebApp() {
+			for _, e := range rec.stop().webApp {
 				var st webappv1.WebAppStatus
 				if err := roundTrip(e.Object["status"], &st); err != nil {
 					t.Fatal(err)
@@ -248,7 +247,7 @@ func TestCanary(t *testing.T) {
 		})
 
 		t.Run("every HTTPRoute written: the steps' weights in order, then all to the canary, then back", func(t *testing.T) {
-			forms := routeForms(stopRoute(), name)
+			forms := routeForms(rec.stop().route, name)
 			want := []string{"shop", "90/10", "70/30", "40/60", "0/100", "shop"}
 			// Before the canary's first pod is available, the route may already name both
 			// Services, all the traffic to the stable one.
@@ -256,7 +255,7 @@ func TestCanary(t *testing.T) {
 				forms = slices.Delete(forms, 1, 2)
 			}
 			if !slices.Equal(forms, want) {
-				t.Errorf("HTTPRoute backendRefs written %v; want %v (stable/canary weights)", forms, want)
+				t.Errorf("HTTPRoute backendRefs written %v; want %v (stable/canary weights); what was written:\n%s", forms, want, rec.stop().String(name))
 			}
 		})
 
@@ -308,7 +307,7 @@ func TestCanary(t *testing.T) {
 		stable := mustGet(t, "apps/v1", "Deployment", ns, name)
 		generation, template := field(stable, "metadata", "generation"), jsonString(field(stable, "spec", "template"))
 		pods := stablePods(t, ns, name)
-		stopRoute := client.record(t, routeAPI, "HTTPRoute", ns, name)
+		rec := recordCanary(t, ns, name)
 		tl := newTimeline(t)
 		patchSpec(t, ns, name, obj{"image": canaryImage})
 		tl.mark(t, "spec.image %s -> %s; a quota of %d pods", stableImage, canaryImage, replicas)
@@ -348,9 +347,9 @@ func TestCanary(t *testing.T) {
 		if got := stablePods(t, ns, name); !slices.Equal(got, pods) {
 			t.Errorf("stable pods %v -> %v; want the same pods", pods, got)
 		}
-		forms := routeForms(stopRoute(), name)
+		forms := routeForms(rec.stop().route, name)
 		if want := []string{name, "100/0", name}; !slices.Equal(forms, want) {
-			t.Errorf("HTTPRoute backendRefs written %v; want %v: the canary, without pods, never weighted", forms, want)
+			t.Errorf("HTTPRoute backendRefs written %v; want %v: the canary, without pods, never weighted; what was written:\n%s", forms, want, rec.stop().String(name))
 		}
 	})
 
@@ -438,7 +437,7 @@ func TestCanary(t *testing.T) {
 			return st.Canary != nil && st.Canary.Phase == webappv1.CanaryProgressing && st.Canary.PauseStartTime != nil
 		})
 		revision := st.Canary.Revision
-		stopRoute := client.record(t, routeAPI, "HTTPRoute", ns, name)
+		rec := recordCanary(t, ns, name)
 		patchSpec(t, ns, name, obj{"image": stableImage})
 		st = waitStatus(t, ns, name, "rolled back", 60*time.Second, func(st webappv1.WebAppStatus) bool {
 			return st.Canary != nil && st.Canary.Phase == webappv1.CanaryRolledBack
@@ -462,8 +461,8 @@ func TestCanary(t *testing.T) {
 			t.Errorf("stable pods %v -> %v; want the same pods", pods, got)
 		}
 		// The canary's weight goes to 0 before the route goes back to the Service shop alone.
-		if forms, want := routeForms(stopRoute(), name), []string{"50/50", "100/0", name}; !slices.Equal(forms, want) {
-			t.Errorf("HTTPRoute backendRefs written %v; want %v", forms, want)
+		if forms, want := routeForms(rec.stop().route, name), []string{"50/50", "100/0", name}; !slices.Equal(forms, want) {
+			t.Errorf("HTTPRoute backendRefs written %v; want %v; what was written:\n%s", forms, want, rec.stop().String(name))
 		}
 	})
 
@@ -648,6 +647,72 @@ func hookSyncs(h *hookProcess, ns, name string) int {
 		}
 	}
 	return n
+}
+
+// canaryRecording is every write to a canary's HTTPRoute, canary Deployment and WebApp, as
+// watches saw them.
+type canaryRecording struct {
+	route, canary, webApp []watchEvent
+}
+
+// canaryRecorder holds the watches of recordCanary.
+type canaryRecorder struct {
+	once  gosync.Once
+	stops []func() []watchEvent
+	got   canaryRecording
+}
+
+// recordCanary watches the WebApp name's HTTPRoute, canary Deployment and WebApp from now on.
+func recordCanary(t *testing.T, ns, name string) *canaryRecorder {
+	t.Helper()
+	return &canaryRecorder{stops: []func() []watchEvent{
+		client.record(t, routeAPI, "HTTPRoute", ns, name),
+		client.record(t, "apps/v1", "Deployment", ns, name+webappv1.CanarySuffix),
+		client.record(t, "example.com/v1", "WebApp", ns, name),
+	}}
+}
+
+// stop ends the watches the first time it is called, and returns what they saw every time.
+func (r *canaryRecorder) stop() canaryRecording {
+	r.once.Do(func() {
+		r.got = canaryRecording{route: r.stops[0](), canary: r.stops[1](), webApp: r.stops[2]()}
+	})
+	return r.got
+}
+
+// String lists the recorded writes in the order they arrived, one a line, each with what the
+// canary's decision reads of it.
+func (r canaryRecording) String(name string) string {
+	type line struct {
+		at   time.Time
+		text string
+	}
+	var lines []line
+	for _, e := range r.route {
+		lines = append(lines, line{e.At, fmt.Sprintf("HTTPRoute   %-8s rv %v gen %v  %s  reported %v", e.Type, field(e.Object, "metadata", "resourceVersion"),
+			field(e.Object, "metadata", "generation"), backendsString(e.Object), routeReported(e.Object))})
+	}
+	for _, e := range r.canary {
+		lines = append(lines, line{e.At, fmt.Sprintf("Deployment  %-8s rv %v gen %v observed %v  replicas %v  status replicas %v updated %v available %v", e.Type,
+			field(e.Object, "metadata", "resourceVersion"), field(e.Object, "metadata", "generation"), field(e.Object, "status", "observedGeneration"),
+			field(e.Object, "spec", "replicas"), field(e.Object, "status", "replicas"), field(e.Object, "status", "updatedReplicas"), field(e.Object, "status", "availableReplicas"))})
+	}
+	for _, e := range r.webApp {
+		var st webappv1.WebAppStatus
+		roundTrip(e.Object["status"], &st)
+		c := "no canary"
+		if st.Canary != nil {
+			c = fmt.Sprintf("%s step %d weight %s replicas %d failed %d pause %s", st.Canary.Phase, st.Canary.Step+1, ptrString(st.Canary.Weight), st.Canary.Replicas, st.Canary.FailedChecks, timeString(st.Canary.PauseStartTime))
+		}
+		lines = append(lines, line{e.At, fmt.Sprintf("WebApp      %-8s rv %v gen %v observed %d  %s  %s", e.Type, field(e.Object, "metadata", "resourceVersion"),
+			field(e.Object, "metadata", "generation"), st.ObservedGeneration, st.Phase, c)})
+	}
+	slices.SortStableFunc(lines, func(a, b line) int { return a.at.Compare(b.at) })
+	var b strings.Builder
+	for _, l := range lines {
+		fmt.Fprintf(&b, "  %s  %s\n", l.at.Format("15:04:05.000"), l.text)
+	}
+	return b.String()
 }
 
 // canaryView is one look at a canary's objects: the HTTPRoute, both Deployments, and the WebApp
