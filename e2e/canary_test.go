@@ -76,7 +76,7 @@ func TestCanary(t *testing.T) {
 		var (
 			h                                 canaryHistory
 			confirmed                         = map[int32]bool{}
-			killedAt                          time.Time
+			killedAt, promotingAt             time.Time
 			hookBack, mcRestarted, columnSeen bool
 			last                              string
 			killedPause, restartedPause       string
@@ -172,6 +172,9 @@ func TestCanary(t *testing.T) {
 				mcRestarted = true
 				tl.mark(t, "Metacontroller restarted (SIGTERM, started again) during step 2's pause")
 			}
+			if c.Phase == webappv1.CanaryPromoting && promotingAt.IsZero() {
+				promotingAt = time.Now()
+			}
 			if c.Phase == webappv1.CanaryPromoted {
 				break
 			}
@@ -187,15 +190,29 @@ func TestCanary(t *testing.T) {
 		if !columnSeen {
 			t.Errorf("kubectl get webapps never read during step 2's pause")
 		}
-		// No pause was cut short, the restarts' included: each step began once the last one's
-		// pause was over, and the pauses the restarts fell in are those the steps kept.
-		for i := 1; i < len(weights); i++ {
+		// No pause was cut short, and none ran long: each step began, and the promotion, once
+		// the last pause was over, within a few seconds of the wake-up resyncAfterSeconds asked
+		// for, and within a resync period more after Metacontroller's restart, which loses the
+		// wake-up it held. (The status's times are to the second.)
+		for i := 1; i <= len(weights); i++ {
 			pauseEnd := h.pauseStartTime(int32(i - 1)).Add(time.Duration(pauses[i-1]) * time.Second)
-			began := h.stepStartTime(int32(i))
-			if began.Before(pauseEnd) {
-				t.Errorf("step %d began at %s, before step %d's pause ended at %s", i+1, began.Format(time.TimeOnly), i, pauseEnd.Format(time.TimeOnly))
+			what, began := fmt.Sprintf("step %d", i+1), h.stepStartTime(int32(i))
+			if i == len(weights) {
+				what, began = "the promotion", promotingAt
 			}
-			t.Logf("step %d began %s after step %d's pause ended", i+1, began.Sub(pauseEnd), i)
+			late := 3 * time.Second
+			if i == 2 {
+				late += 5 * time.Second // the resync period, after Metacontroller's restart
+			}
+			switch d := began.Sub(pauseEnd); {
+			case d < 0:
+				t.Errorf("%s began at %s, before step %d's pause ended at %s", what, began.Format(time.TimeOnly), i, pauseEnd.Format(time.TimeOnly))
+			case d > late:
+				t.Errorf("%s began %s after step %d's pause ended at %s; want it within %s; the hook's calls:\n%s", what, d.Round(100*time.Millisecond), i, pauseEnd.Format(time.TimeOnly), late,
+					hookLog(hook, ns, name, pauseEnd.Add(-6*time.Second), began.Add(time.Second)))
+			default:
+				t.Logf("%s began %s after step %d's pause ended", what, d.Round(100*time.Millisecond), i)
+			}
 		}
 		if got := timeString(ptrTime(h.pauseStartTime(0))); got != killedPause {
 			t.Errorf("step 1's pause started at %s; the hook was killed in the pause from %s: want it kept", got, killedPause)
@@ -713,6 +730,25 @@ func (r canaryRecording) String(name string) string {
 		fmt.Fprintf(&b, "  %s  %s\n", l.at.Format("15:04:05.000"), l.text)
 	}
 	return b.String()
+}
+
+// hookLog lists the calls the hook logged for the WebApp ns/name between from and to, one a line.
+func hookLog(h *hookProcess, ns, name string, from, to time.Time) string {
+	b, _ := os.ReadFile(h.log)
+	var out strings.Builder
+	for line := range strings.SplitSeq(string(b), "\n") {
+		var l struct {
+			Time                time.Time
+			Hook, Parent, Phase string
+			Cached              bool
+			NotModified         bool `json:"not_modified"`
+		}
+		if json.Unmarshal([]byte(line), &l) != nil || l.Parent != ns+"/"+name || l.Time.Before(from) || l.Time.After(to) {
+			continue
+		}
+		fmt.Fprintf(&out, "  %s  %-8s %-11s cached %-5v not modified %v\n", l.Time.Format("15:04:05.000"), l.Hook, l.Phase, l.Cached, l.NotModified)
+	}
+	return out.String()
 }
 
 // canaryView is one look at a canary's objects: the HTTPRoute, both Deployments, and the WebApp
