@@ -67,6 +67,11 @@ func TestCanary(t *testing.T) {
 			t.Errorf("Canary condition %+v, status.canary %+v; want %s and no canary before the first new template", c, st.Canary, webappv1.ReasonCanaryIdle)
 		}
 		rec := recordCanary(t, ns, name)
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("what was written, and the hook's calls:\n%s%s", rec.stop().String(name), hookLog(hook, ns, name, time.Time{}, time.Now()))
+			}
+		})
 
 		tl := newTimeline(t)
 		patchSpec(t, ns, name, obj{"image": canaryImage})
@@ -327,6 +332,11 @@ func TestCanary(t *testing.T) {
 		generation, template := field(stable, "metadata", "generation"), jsonString(field(stable, "spec", "template"))
 		pods := stablePods(t, ns, name)
 		rec := recordCanary(t, ns, name)
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("what was written, and the hook's calls:\n%s%s", rec.stop().String(name), hookLog(hook, ns, name, time.Time{}, time.Now()))
+			}
+		})
 		tl := newTimeline(t)
 		patchSpec(t, ns, name, obj{"image": canaryImage})
 		tl.mark(t, "spec.image %s -> %s; a quota of %d pods", stableImage, canaryImage, replicas)
@@ -359,9 +369,12 @@ func TestCanary(t *testing.T) {
 			return isNormalRoute(v.route, name) && v.canary != nil && replicasField(v.canary) == 0 && slices.Equal(svcs, []string{name}), nil
 		})
 		// The weight is the observed route's: 0 while it still names the canary, then none.
-		waitStatus(t, ns, name, "no canary weight once the route is back", 30*time.Second, func(st webappv1.WebAppStatus) bool {
+		settled := waitStatus(t, ns, name, "no canary weight once the route is back", 30*time.Second, func(st webappv1.WebAppStatus) bool {
 			return st.Canary != nil && st.Canary.Phase == webappv1.CanaryAborted && st.Canary.Weight == nil && st.Phase == webappv1.PhaseDegraded
 		})
+		if c := settled.Canary; c.FailedChecks != 2 || !strings.Contains(c.Message, "after 2 failed checks") {
+			t.Errorf("status.canary once settled %s; want it to keep the 2 failed checks that aborted it", jsonString(c))
+		}
 		if s := lookCanary(t, ns, name).summary(name); s != last {
 			tl.mark(t, "%s", s)
 		}
@@ -463,6 +476,11 @@ func TestCanary(t *testing.T) {
 		})
 		revision := st.Canary.Revision
 		rec := recordCanary(t, ns, name)
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("what was written, and the hook's calls:\n%s%s", rec.stop().String(name), hookLog(hook, ns, name, time.Time{}, time.Now()))
+			}
+		})
 		patchSpec(t, ns, name, obj{"image": stableImage})
 		st = waitStatus(t, ns, name, "rolled back", 60*time.Second, func(st webappv1.WebAppStatus) bool {
 			return st.Canary != nil && st.Canary.Phase == webappv1.CanaryRolledBack
