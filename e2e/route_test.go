@@ -41,6 +41,14 @@ func gatewayObject(ns, name string) obj {
 func writeRouteStatus(t *testing.T, ns, name, accepted, resolved string) {
 	t.Helper()
 	route := mustGet(t, "gateway.networking.k8s.io/v1", "HTTPRoute", ns, name)
+	if _, err := client.updateStatus(route, obj{"parents": routeParents(route, accepted, resolved)}); err != nil {
+		t.Fatalf("write the HTTPRoute's status: %v", err)
+	}
+}
+
+// routeParents is the status.parents a Gateway controller writes for route: for each of its
+// parentRefs, Accepted and ResolvedRefs of its current generation, as writeRouteStatus takes them.
+func routeParents(route obj, accepted, resolved string) []any {
 	generation := field(route, "metadata", "generation")
 	condition := func(typ, s string) obj {
 		head, message, _ := strings.Cut(s, ": ")
@@ -54,9 +62,7 @@ func writeRouteStatus(t *testing.T, ns, name, accepted, resolved string) {
 		parents = append(parents, obj{"parentRef": ref, "controllerName": "gateway.example.net/e2e",
 			"conditions": []any{condition("Accepted", accepted), condition("ResolvedRefs", resolved)}})
 	}
-	if _, err := client.updateStatus(route, obj{"parents": parents}); err != nil {
-		t.Fatalf("write the HTTPRoute's status: %v", err)
-	}
+	return parents
 }
 
 // routedCondition is the WebApp's Routed condition as "Status/Reason", and its message.
