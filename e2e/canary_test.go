@@ -899,13 +899,14 @@ func (h *canaryHistory) add(c *webappv1.CanaryStatus) error {
 }
 
 // stamp records at as the start of what, or checks it against the one recorded: the same, or,
-// once, a second later.
+// once, up to 2 s later (a call with an older status restamps it, docs/canary.md says why). A
+// pause lost to a restart would start again as late as the restart, 3 s or more into it.
 func (h *canaryHistory) stamp(starts map[int32]string, what string, step int32, at *metav1.Time) error {
 	got := timeString(at)
 	was, ok := starts[step]
 	switch {
 	case !ok || was == got:
-	case parseTime(got).Sub(parseTime(was)) == time.Second && !slices.Contains(h.restamped, what):
+	case restampedBy(was, got) > 0 && restampedBy(was, got) <= 2*time.Second && !slices.Contains(h.restamped, what):
 		h.restamped = append(h.restamped, what)
 	default:
 		return fmt.Errorf("%s started at %s, then at %s; want it started once", what, was, got)
@@ -917,6 +918,9 @@ func (h *canaryHistory) stamp(starts map[int32]string, what string, step int32, 
 // stepStartTime and pauseStartTime are when step began and its pause started, as recorded.
 func (h *canaryHistory) stepStartTime(step int32) time.Time  { return parseTime(h.stepStart[step]) }
 func (h *canaryHistory) pauseStartTime(step int32) time.Time { return parseTime(h.pauseStart[step]) }
+
+// restampedBy is how much later got is than was.
+func restampedBy(was, got string) time.Duration { return parseTime(got).Sub(parseTime(was)) }
 
 func parseTime(s string) time.Time {
 	t, _ := time.Parse(time.RFC3339, s)
