@@ -66,12 +66,7 @@ func TestCanary(t *testing.T) {
 		if c := conditionOf(st, webappv1.ConditionCanary); c == nil || c.Reason != webappv1.ReasonCanaryIdle || st.Canary != nil {
 			t.Errorf("Canary condition %+v, status.canary %+v; want %s and no canary before the first new template", c, st.Canary, webappv1.ReasonCanaryIdle)
 		}
-		rec := recordCanary(t, ns, name)
-		t.Cleanup(func() {
-			if t.Failed() {
-				t.Logf("what was written, and the hook's calls:\n%s%s", rec.stop().String(name), hookLog(hook, ns, name, time.Time{}, time.Now()))
-			}
-		})
+		rec := recordCanary(t, hook, ns, name)
 
 		tl := newTimeline(t)
 		patchSpec(t, ns, name, obj{"image": canaryImage})
@@ -296,15 +291,7 @@ func TestCanary(t *testing.T) {
 
 		t.Run("idle after the promotion: no child rewritten", func(t *testing.T) {
 			waitSettled(t, ns, name, replicas)
-			quiet := false
-			for deadline := time.Now().Add(90 * time.Second); !quiet && time.Now().Before(deadline); {
-				w := mc.writes()
-				time.Sleep(6 * time.Second)
-				quiet = mc.writes() == w
-			}
-			if !quiet {
-				t.Fatal("Metacontroller never went 6 s without a write in 90 s")
-			}
+			mc.waitQuiet(t)
 			before, writes, calls := versions(t, ns, name), mc.writes(), hookSyncs(hook, ns, name)
 			time.Sleep(12 * time.Second) // two resyncs or more
 			if after := versions(t, ns, name); fmt.Sprint(after) != fmt.Sprint(before) {
@@ -342,12 +329,7 @@ func TestCanary(t *testing.T) {
 		stable := mustGet(t, "apps/v1", "Deployment", ns, name)
 		generation, template := field(stable, "metadata", "generation"), jsonString(field(stable, "spec", "template"))
 		pods := stablePods(t, ns, name)
-		rec := recordCanary(t, ns, name)
-		t.Cleanup(func() {
-			if t.Failed() {
-				t.Logf("what was written, and the hook's calls:\n%s%s", rec.stop().String(name), hookLog(hook, ns, name, time.Time{}, time.Now()))
-			}
-		})
+		rec := recordCanary(t, hook, ns, name)
 		tl := newTimeline(t)
 		patchSpec(t, ns, name, obj{"image": canaryImage})
 		tl.mark(t, "spec.image %s -> %s; a quota of %d pods", stableImage, canaryImage, replicas)
@@ -486,12 +468,7 @@ func TestCanary(t *testing.T) {
 			return st.Canary != nil && st.Canary.Phase == webappv1.CanaryProgressing && st.Canary.PauseStartTime != nil
 		})
 		revision := st.Canary.Revision
-		rec := recordCanary(t, ns, name)
-		t.Cleanup(func() {
-			if t.Failed() {
-				t.Logf("what was written, and the hook's calls:\n%s%s", rec.stop().String(name), hookLog(hook, ns, name, time.Time{}, time.Now()))
-			}
-		})
+		rec := recordCanary(t, hook, ns, name)
 		patchSpec(t, ns, name, obj{"image": stableImage})
 		st = waitStatus(t, ns, name, "rolled back", 60*time.Second, func(st webappv1.WebAppStatus) bool {
 			return st.Canary != nil && st.Canary.Phase == webappv1.CanaryRolledBack
@@ -717,13 +694,20 @@ type canaryRecorder struct {
 }
 
 // recordCanary watches the WebApp name's HTTPRoute, canary Deployment and WebApp from now on.
-func recordCanary(t *testing.T, ns, name string) *canaryRecorder {
+// When the test fails, what they saw and h's calls for the WebApp are logged.
+func recordCanary(t *testing.T, h *hookProcess, ns, name string) *canaryRecorder {
 	t.Helper()
-	return &canaryRecorder{stops: []func() []watchEvent{
+	rec := &canaryRecorder{stops: []func() []watchEvent{
 		client.record(t, routeAPI, "HTTPRoute", ns, name),
 		client.record(t, "apps/v1", "Deployment", ns, name+webappv1.CanarySuffix),
 		client.record(t, "example.com/v1", "WebApp", ns, name),
 	}}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("what was written, and the hook's calls:\n%s%s", rec.stop().String(name), hookLog(h, ns, name, time.Time{}, time.Now()))
+		}
+	})
+	return rec
 }
 
 // stop ends the watches the first time it is called, and returns what they saw every time.

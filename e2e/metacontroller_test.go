@@ -375,6 +375,21 @@ func (m *metacontroller) finish() {
 
 // writes counts the writes Metacontroller has sent the apiserver (client-go's
 // rest_client_requests_total, methods other than GET).
+// waitQuiet waits, up to 90 s, for a window of 6 s in which Metacontroller writes nothing: it
+// counts its writes for every WebApp of the cluster, so those of earlier tests must settle before
+// a test counts its own.
+func (m *metacontroller) waitQuiet(t testing.TB) {
+	t.Helper()
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); {
+		w := m.writes()
+		time.Sleep(6 * time.Second)
+		if m.writes() == w {
+			return
+		}
+	}
+	t.Fatal("Metacontroller never went 6 s without a write in 90 s")
+}
+
 func (m *metacontroller) writes() float64 {
 	total := 0.0
 	for method, v := range scrape("http://"+m.metricsAddr+"/metrics", "rest_client_requests_total", "method") {

@@ -337,15 +337,7 @@ func TestMetacontrollerGatewayAPI(t *testing.T) {
 		// route must equal the stored one, server defaults included, after Metacontroller's merge.
 		// Metacontroller counts its writes for every WebApp of the cluster, so first let those of
 		// earlier tests (their namespaces being deleted) settle: a window of 6 s without a write.
-		quiet := false
-		for deadline := time.Now().Add(90 * time.Second); !quiet && time.Now().Before(deadline); {
-			w := mc.writes()
-			time.Sleep(6 * time.Second)
-			quiet = mc.writes() == w
-		}
-		if !quiet {
-			t.Fatal("Metacontroller never went 6 s without a write in 90 s")
-		}
+		mc.waitQuiet(t)
 		before = versions(t, ns, "shop")
 		writes := mc.writes()
 		time.Sleep(12 * time.Second) // two resyncs or more
