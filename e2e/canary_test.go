@@ -326,9 +326,7 @@ func TestCanary(t *testing.T) {
 		waitStatus(t, ns, name, "Ready", 90*time.Second, func(st webappv1.WebAppStatus) bool {
 			return st.Phase == webappv1.PhaseReady && st.AvailableReplicas == replicas
 		})
-		stable := mustGet(t, "apps/v1", "Deployment", ns, name)
-		generation, template := field(stable, "metadata", "generation"), jsonString(field(stable, "spec", "template"))
-		pods := stablePods(t, ns, name)
+		stable := takeStable(t, ns, name)
 		rec := recordCanary(t, hook, ns, name)
 		tl := newTimeline(t)
 		patchSpec(t, ns, name, obj{"image": canaryImage})
@@ -371,13 +369,7 @@ func TestCanary(t *testing.T) {
 		if s := lookCanary(t, ns, name).summary(name); s != last {
 			tl.mark(t, "%s", s)
 		}
-		stable = mustGet(t, "apps/v1", "Deployment", ns, name)
-		if g, tm := field(stable, "metadata", "generation"), jsonString(field(stable, "spec", "template")); g != generation || tm != template {
-			t.Errorf("stable Deployment generation %v -> %v, template changed %v; want it untouched", generation, g, tm != template)
-		}
-		if got := stablePods(t, ns, name); !slices.Equal(got, pods) {
-			t.Errorf("stable pods %v -> %v; want the same pods", pods, got)
-		}
+		stable.untouched(t, ns, name)
 		forms := routeForms(rec.stop().route, name)
 		if want := []string{name, "100/0", name}; !slices.Equal(forms, want) {
 			t.Errorf("HTTPRoute backendRefs written %v; want %v: the canary, without pods, never weighted; what was written:\n%s", forms, want, rec.stop().String(name))
@@ -460,9 +452,7 @@ func TestCanary(t *testing.T) {
 		waitStatus(t, ns, name, "Ready", 90*time.Second, func(st webappv1.WebAppStatus) bool {
 			return st.Phase == webappv1.PhaseReady && st.AvailableReplicas == replicas
 		})
-		stable := mustGet(t, "apps/v1", "Deployment", ns, name)
-		generation, template := field(stable, "metadata", "generation"), jsonString(field(stable, "spec", "template"))
-		pods := stablePods(t, ns, name)
+		stable := takeStable(t, ns, name)
 		patchSpec(t, ns, name, obj{"image": canaryImage})
 		st := waitStatus(t, ns, name, "the canary's pause started", 60*time.Second, func(st webappv1.WebAppStatus) bool {
 			return st.Canary != nil && st.Canary.Phase == webappv1.CanaryProgressing && st.Canary.PauseStartTime != nil
@@ -484,13 +474,7 @@ func TestCanary(t *testing.T) {
 		if st.Canary == nil || st.Canary.Phase != webappv1.CanaryRolledBack || st.Canary.Weight != nil {
 			t.Errorf("status.canary %s; want RolledBack without weight", jsonString(st.Canary))
 		}
-		stable = mustGet(t, "apps/v1", "Deployment", ns, name)
-		if g, tm := field(stable, "metadata", "generation"), jsonString(field(stable, "spec", "template")); g != generation || tm != template {
-			t.Errorf("stable Deployment generation %v -> %v, template changed %v; want no roll", generation, g, tm != template)
-		}
-		if got := stablePods(t, ns, name); !slices.Equal(got, pods) {
-			t.Errorf("stable pods %v -> %v; want the same pods", pods, got)
-		}
+		stable.untouched(t, ns, name)
 		// The canary's weight goes to 0 before the route goes back to the Service shop alone.
 		if forms, want := routeForms(rec.stop().route, name), []string{"50/50", "100/0", name}; !slices.Equal(forms, want) {
 			t.Errorf("HTTPRoute backendRefs written %v; want %v; what was written:\n%s", forms, want, rec.stop().String(name))
@@ -1067,6 +1051,34 @@ func checkRetired(t *testing.T, ns, name string) {
 }
 
 // stablePods lists, sorted, the names of the stable Deployment's pods.
+// stableState is what a canary must leave as it is of the stable Deployment: its generation, its
+// pod template and its pods.
+type stableState struct {
+	generation any
+	template   string
+	pods       []string
+}
+
+// takeStable records the stable Deployment of the WebApp name as it is now.
+func takeStable(t *testing.T, ns, name string) stableState {
+	t.Helper()
+	d := mustGet(t, "apps/v1", "Deployment", ns, name)
+	return stableState{field(d, "metadata", "generation"), jsonString(field(d, "spec", "template")), stablePods(t, ns, name)}
+}
+
+// untouched fails the test unless the stable Deployment is as takeStable recorded it: the same
+// generation and template (no roll), and the same pods.
+func (s stableState) untouched(t *testing.T, ns, name string) {
+	t.Helper()
+	now := takeStable(t, ns, name)
+	if now.generation != s.generation || now.template != s.template {
+		t.Errorf("stable Deployment generation %v -> %v, template changed %v; want it untouched", s.generation, now.generation, now.template != s.template)
+	}
+	if !slices.Equal(now.pods, s.pods) {
+		t.Errorf("stable pods %v -> %v; want the same pods", s.pods, now.pods)
+	}
+}
+
 func stablePods(t *testing.T, ns, name string) []string {
 	t.Helper()
 	p, _ := client.path("v1", "Pod", ns, "")
