@@ -178,9 +178,7 @@ func canaryFailure(c *Child) string {
 // and its pods: the WebApp's labels but webappv1.LabelName, which the stable Deployment and the
 // Service <name>-stable select, and webappv1.LabelTrack. A new map each time.
 func canaryLabels(labels map[string]string) map[string]string {
-	out := make(map[string]string, len(labels))
-	maps.Copy(out, labels)
-	delete(out, webappv1.LabelName)
+	out := relaxed(labels)
 	out[webappv1.LabelTrack] = webappv1.TrackCanary
 	return out
 }
@@ -213,9 +211,11 @@ func canaryChildren(p *Parent, obs *observedChildren, plan *canaryPlan, podLabel
 		if obs.canary == nil {
 			break
 		}
-		obj := keptObject(obs.canary)
+		var obj map[string]any
 		if plan.Canary == canary.CanaryZero {
 			obj = withReplicas(obs.canary, 0).(*unstructured.Unstructured).Object
+		} else {
+			obj = keptObject(obs.canary)
 		}
 		if st := plan.Status; st != nil && st.Phase == webappv1.CanaryAborted {
 			markAborted(obj, st.Revision)

@@ -25,13 +25,9 @@ type Response struct {
 	// deleted. Each is a typed object the hook built (*appsv1.Deployment, *corev1.Service) or an
 	// observed child kept unchanged (*unstructured.Unstructured). Nil encodes as [].
 	Children []runtime.Object
-	// ResyncAfterSeconds asks for one more call after this delay; 0 asks for none.
+	// ResyncAfterSeconds asks for one more call after this delay; 0 asks for none. From Sync, it
+	// is set only while a canary's timer runs, and the answer holds only until it runs out.
 	ResyncAfterSeconds float64
-	// Expires is when the answer stops being the one its request gets, because a timer it runs
-	// (a canary's pause, say) runs out then; zero when it holds for as long as its request does.
-	// ResyncAfterSeconds, whole seconds rounded up, asks for a call at or just after it. It is not
-	// part of the answer's wire form: a cache of answers reads it, and keeps no such answer.
-	Expires time.Time
 	// Finalized is set by Finalize only: true once no child is observed.
 	Finalized *bool
 }
@@ -119,11 +115,7 @@ func Sync(req *Request, now time.Time) Response {
 	}
 	status := newStatus(req, obs, now, r)
 	status.Canary = plan.Status
-	resp := Response{Status: status, Children: children, ResyncAfterSeconds: resyncSeconds(plan.ResyncAfter)}
-	if plan.ResyncAfter > 0 {
-		resp.Expires = now.Add(plan.ResyncAfter)
-	}
-	return resp
+	return Response{Status: status, Children: children, ResyncAfterSeconds: resyncSeconds(plan.ResyncAfter)}
 }
 
 // errorsMessage joins the problems of a list, each in apimachinery's form
