@@ -10,14 +10,6 @@ import (
 	webappv1 "github.com/example/webapp-operator/api/v1"
 )
 
-// CheckInterval is the least time between two failed checks that count: a failure that lasts
-// counts once per interval, so that maxFailedChecks is a number of intervals, as in Flagger.
-const CheckInterval = 10 * time.Second
-
-// AvailabilityGrace is how long past a step's pauseSeconds the canary's pods may take to be all
-// available, counted from when the canary moved to the step, before a check fails.
-const AvailabilityGrace = 2 * time.Minute
-
 // Deployment is what Next reads of an observed Deployment.
 type Deployment struct {
 	// Replicas is spec.replicas.
@@ -324,7 +316,7 @@ func (s *state) pauseOver() bool {
 }
 
 // availableBy is when the canary's pods must all be available: the step's pauseSeconds plus
-// AvailabilityGrace after the step started, or after the canary was last asked for more pods;
+// webappv1.CanaryAvailabilityGrace after the step started, or after the canary was last asked for more pods;
 // false when the step has no start time.
 func (s *state) availableBy() (time.Time, bool) {
 	from := s.next.StepStartTime
@@ -335,7 +327,7 @@ func (s *state) availableBy() (time.Time, bool) {
 		return time.Time{}, false
 	}
 	d, _ := s.pause()
-	return from.Add(d + AvailabilityGrace), true
+	return from.Add(d + webappv1.CanaryAvailabilityGrace), true
 }
 
 // The guards and changes of the table.
@@ -416,11 +408,11 @@ func (s *state) check() {
 		s.failure = fmt.Sprintf("its containers restarted (%d restarts in all, %d before)", in.Pods.Restarts, s.next.Restarts)
 	case due && s.available() < want:
 		d, _ := s.pause()
-		s.failure = fmt.Sprintf("%d of %d canary pods available %s after they were asked for", s.available(), want, d+AvailabilityGrace)
+		s.failure = fmt.Sprintf("%d of %d canary pods available %s after they were asked for", s.available(), want, d+webappv1.CanaryAvailabilityGrace)
 	default:
 		return
 	}
-	if last := s.next.LastFailedCheckTime; last != nil && in.Now.Before(last.Add(CheckInterval)) {
+	if last := s.next.LastFailedCheckTime; last != nil && in.Now.Before(last.Add(webappv1.CanaryCheckInterval)) {
 		return // counted already in this interval
 	}
 	now := s.now()

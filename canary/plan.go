@@ -196,7 +196,7 @@ func (s *state) resyncAfter() time.Duration {
 		at = append(at, t)
 	}
 	if t := s.next.LastFailedCheckTime; t != nil && s.failure != "" {
-		at = append(at, t.Add(CheckInterval))
+		at = append(at, t.Add(webappv1.CanaryCheckInterval))
 	}
 	var soonest time.Duration
 	for _, t := range at {

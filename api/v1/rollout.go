@@ -1,6 +1,8 @@
 package v1
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -14,6 +16,14 @@ const (
 	DefaultMaxFailedChecks = 1
 	// MaxFailedChecksLimit bounds maxFailedChecks.
 	MaxFailedChecksLimit = 100
+	// CanaryCheckInterval is the least time between two failed checks that count: a failure
+	// that lasts counts once per interval, so that maxFailedChecks is a number of intervals, as
+	// in Flagger.
+	CanaryCheckInterval = 10 * time.Second
+	// CanaryAvailabilityGrace is how long past a step's pauseSeconds the canary's pods may take
+	// to be all available, counted from when the canary moved to the step (or was last asked for
+	// more pods), before a check fails.
+	CanaryAvailabilityGrace = 2 * time.Minute
 	// CanarySuffix makes the names of the canary's Deployment and Service, <name>-canary, and
 	// StableSuffix that of the Service the route sends the stable share to, <name>-stable.
 	CanarySuffix = "-canary"
@@ -88,6 +98,10 @@ type CanaryStep struct {
 // CanaryPhase is where a canary stands.
 // +kubebuilder:validation:Enum=Progressing;Paused;Promoting;Promoted;Aborted;RolledBack
 type CanaryPhase string
+
+// CanaryPhases are the phases a canary status may have, in the order of the CRD's enum (the
+// +kubebuilder:validation:Enum marker on CanaryPhase, tied to this list by a test).
+var CanaryPhases = []CanaryPhase{CanaryProgressing, CanaryPaused, CanaryPromoting, CanaryPromoted, CanaryAborted, CanaryRolledBack}
 
 // The phases of a canary.
 const (

@@ -327,8 +327,6 @@ func (w *wireStatus) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 // again from its first step (the stable pods are not touched).
 type wireCanary struct{ status *webappv1.CanaryStatus }
 
-// canaryPhases are the phases a canary status may have.
-var canaryPhases = []webappv1.CanaryPhase{webappv1.CanaryProgressing, webappv1.CanaryPaused, webappv1.CanaryPromoting, webappv1.CanaryPromoted, webappv1.CanaryAborted, webappv1.CanaryRolledBack}
 
 // UnmarshalJSONFrom implements json/v2's UnmarshalerFrom.
 func (w *wireCanary) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
@@ -338,7 +336,7 @@ func (w *wireCanary) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		return err
 	}
 	var st webappv1.CanaryStatus
-	if v.Kind() != '{' || jsonv2.Unmarshal(v, &st, decodeOptions) != nil || st.Revision == "" || !slices.Contains(canaryPhases, st.Phase) {
+	if v.Kind() != '{' || jsonv2.Unmarshal(v, &st, decodeOptions) != nil || st.Revision == "" || !slices.Contains(webappv1.CanaryPhases, st.Phase) {
 		return nil
 	}
 	w.status = &st
