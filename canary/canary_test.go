@@ -1,6 +1,7 @@
 package canary_test
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -33,8 +34,7 @@ func input(edit func(*canary.Input)) canary.Input {
 		Name:           "shop",
 		Plan:           plan(),
 		Revision:       "new",
-		HasStable:      true,
-		StableRevision: "old",
+		Stable:         &canary.Stable{Revision: "old", Complete: true},
 		StableReplicas: 4,
 		Routed:         true,
 		Now:            t0.Add(time.Minute),
@@ -56,8 +56,11 @@ func running(phase webappv1.CanaryPhase, step int32, edit func(*webappv1.CanaryS
 
 // ready is a canary Deployment with n pods, all available and of its revision.
 func ready(n int32) *canary.Deployment {
-	return &canary.Deployment{Replicas: n, Current: true, Total: n, Available: n}
+	return &canary.Deployment{Revision: "new", Replicas: n, Total: n, Updated: n, Available: n}
 }
+
+// gone is a canary Deployment of "new" scaled to zero, its pods gone.
+func gone() *canary.Deployment { return &canary.Deployment{Revision: "new", ScaledDown: true} }
 
 // split is an observed route that sends canary percent to the canary, accepted or not.
 func split(canaryWeight int32, accepted bool) *canary.Route {
@@ -68,25 +71,30 @@ func split(canaryWeight int32, accepted bool) *canary.Route {
 type want struct {
 	phase          webappv1.CanaryPhase // "" checks for no status
 	step           int32
-	form           canary.CanaryForm
+	form           canary.Form
 	replicas       int32
 	stableTemplate bool
 	split          bool
 	weights        [2]int32
 	services       bool
-	relax          bool
+	selectsCanary  bool
 	failedChecks   int32
 	pauseStart     *metav1.Time
 	resync         time.Duration
 	message        string // a part of the status message
+	row            string // the Move row that fires, "" for none
 }
 
-func TestTransitions(t *testing.T) {
-	tests := []struct {
-		name string
-		in   canary.Input
-		want want
-	}{
+// transitionCase is a case of TestTransitions: an input, and what Next's output must show.
+type transitionCase struct {
+	name string
+	in   canary.Input
+	want want
+}
+
+// transitionCases are TestTransitions' cases; TestEveryRowHasACase reads them too.
+func transitionCases() []transitionCase {
+	return []transitionCase{
 		{
 			name: "no canary yet and the template is the stable one: nothing to do",
 			in:   input(func(in *canary.Input) { in.Revision = "old" }),
@@ -94,42 +102,42 @@ func TestTransitions(t *testing.T) {
 		},
 		{
 			name: "no stable Deployment yet: the Deployment is made with the template",
-			in:   input(func(in *canary.Input) { in.HasStable, in.StableRevision = false, "" }),
+			in:   input(func(in *canary.Input) { in.Stable = nil }),
 			want: want{stableTemplate: true},
 		},
 		{
 			name: "start: a new template goes to a canary of ceil(10% of 4) = 1 pod; the route waits for the Services",
 			in:   input(nil),
-			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, resync: 2*time.Minute + 5*time.Second, message: "Step 1 of 3: waiting for 1 canary pod"},
+			want: want{row: "a new template, before any canary or after one ended", phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, resync: 2*time.Minute + 5*time.Second, message: "Step 1 of 3: waiting for 1 canary pod"},
 		},
 		{
 			name: "Services observed, canary not available: the route splits 100/0",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved = running(webappv1.CanaryProgressing, 0, nil), true
-				in.Canary = &canary.Deployment{Replicas: 1, Current: true, Total: 1}
+				in.Canary = &canary.Deployment{Replicas: 1, Revision: "new", Total: 1, Updated: 1}
 			}),
-			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, resync: time.Minute + 5*time.Second},
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, resync: time.Minute + 5*time.Second},
 		},
 		{
 			name: "the canary's pod is available: 10% goes to it, and the Service <name> selects it once the route is split",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryProgressing, 0, nil), true, ready(1), split(0, true)
 			}),
-			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, relax: true, message: "waiting for the HTTPRoute to send 10%"},
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, message: "waiting for the HTTPRoute to send 10%"},
 		},
 		{
 			name: "the route carries 10% but its Gateway has not accepted this generation: the pause waits",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryProgressing, 0, nil), true, ready(1), split(10, false)
 			}),
-			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, relax: true},
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true},
 		},
 		{
 			name: "the route carries 10% and is accepted: the step's pause starts, and a call is asked for when it ends",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryProgressing, 0, nil), true, ready(1), split(10, true)
 			}),
-			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, relax: true, pauseStart: at(time.Minute), resync: 5 * time.Second, message: "held for 5s"},
+			want: want{row: "weight in place at a timed step: its pause starts", phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, pauseStart: at(time.Minute), resync: 5 * time.Second, message: "held for 5s"},
 		},
 		{
 			name: "the pause is over: the next step scales the canary to 2 pods first, the route keeps 10% until they are available",
@@ -137,99 +145,108 @@ func TestTransitions(t *testing.T) {
 				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.PauseStartTime = at(50 * time.Second) })
 				in.ServicesObserved, in.Canary, in.Route = true, ready(1), split(10, true)
 			}),
-			want: want{phase: webappv1.CanaryProgressing, step: 1, form: canary.CanaryRun, replicas: 2, services: true, split: true, weights: [2]int32{90, 10}, relax: true, resync: 2*time.Minute + 5*time.Second},
+			want: want{row: "pause over: the next step", phase: webappv1.CanaryProgressing, step: 1, form: canary.Run, replicas: 2, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 2*time.Minute + 5*time.Second},
+		},
+		{
+			name: "the pause is over at the last step: the canary is promoted, and scales to the stable's 4 pods first",
+			in: input(func(in *canary.Input) {
+				in.Plan.Steps = in.Plan.Steps[:2]
+				in.Last = running(webappv1.CanaryProgressing, 1, func(st *webappv1.CanaryStatus) { st.PauseStartTime = at(50 * time.Second) })
+				in.ServicesObserved, in.Canary, in.Route = true, ready(2), split(30, true)
+			}),
+			want: want{row: "pause over at the last step: promoting", phase: webappv1.CanaryPromoting, step: 1, form: canary.Run, replicas: 4, services: true, split: true, weights: [2]int32{70, 30}, selectsCanary: true, pauseStart: at(50 * time.Second), message: "the canary scales to 4 pods (2 available)"},
 		},
 		{
 			name: "the Deployment controller has not observed the canary's scale-up yet: the route keeps its weight",
 			in: input(func(in *canary.Input) {
 				in.Last = running(webappv1.CanaryProgressing, 1, func(st *webappv1.CanaryStatus) { st.TemplateGeneration, st.Replicas = 3, 2 })
 				in.ServicesObserved, in.Route = true, split(10, true)
-				in.Canary = &canary.Deployment{Replicas: 2, Current: true, Generation: 4, ObservedGeneration: 3, Total: 1, Available: 1}
+				in.Canary = &canary.Deployment{Replicas: 2, Revision: "new", Generation: 4, ObservedGeneration: 3, Total: 1, Updated: 1, Available: 1}
 			}),
-			want: want{phase: webappv1.CanaryProgressing, step: 1, form: canary.CanaryRun, replicas: 2, services: true, split: true, weights: [2]int32{90, 10}, relax: true, resync: time.Minute + 5*time.Second},
+			want: want{phase: webappv1.CanaryProgressing, step: 1, form: canary.Run, replicas: 2, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: time.Minute + 5*time.Second},
 		},
 		{
 			name: "the generation that brought the revision is not observed yet: no pod counts",
 			in: input(func(in *canary.Input) {
 				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.TemplateGeneration, st.Replicas = 4, 1 })
 				in.ServicesObserved, in.Route = true, split(0, true)
-				in.Canary = &canary.Deployment{Replicas: 1, Current: true, Generation: 4, ObservedGeneration: 3, Total: 1, Available: 1}
+				in.Canary = &canary.Deployment{Replicas: 1, Revision: "new", Generation: 4, ObservedGeneration: 3, Total: 1, Updated: 1, Available: 1}
 			}),
-			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, relax: true, resync: time.Minute + 5*time.Second},
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, selectsCanary: true, resync: time.Minute + 5*time.Second},
 		},
 		{
 			name: "a step without pauseSeconds, in place: Paused until promoted",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryProgressing, 2, nil), true, ready(3), split(60, true)
 			}),
-			want: want{phase: webappv1.CanaryPaused, step: 2, form: canary.CanaryRun, replicas: 3, services: true, split: true, weights: [2]int32{40, 60}, relax: true, message: "paused until it is promoted (annotate the WebApp with webapp.example.com/promote=new)"},
+			want: want{row: "weight in place at a manual step: paused until promoted", phase: webappv1.CanaryPaused, step: 2, form: canary.Run, replicas: 3, services: true, split: true, weights: [2]int32{40, 60}, selectsCanary: true, message: "paused until it is promoted (annotate the WebApp with webapp.example.com/promote=new)"},
 		},
 		{
 			name: "promote asked: the canary scales to the stable's 4 pods before it takes all the traffic",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPaused, 2, nil), true, ready(3), split(60, true)
-				in.Promote = true
+				in.Promote = "new"
 			}),
-			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.CanaryRun, replicas: 4, services: true, split: true, weights: [2]int32{40, 60}, relax: true, message: "the canary scales to 4 pods"},
+			want: want{row: "promote asked", phase: webappv1.CanaryPromoting, step: 2, form: canary.Run, replicas: 4, services: true, split: true, weights: [2]int32{40, 60}, selectsCanary: true, message: "the canary scales to 4 pods"},
 		},
 		{
 			name: "a status older than the promotion, its annotation gone: the canary Deployment says it is being promoted",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved, in.Route = running(webappv1.CanaryPaused, 2, nil), true, split(60, true)
-				in.Canary = &canary.Deployment{Replicas: 4, Current: true, Total: 4, Available: 4, Promoting: true}
+				in.Canary = &canary.Deployment{Replicas: 4, Revision: "new", Total: 4, Updated: 4, Available: 4, Promoting: "new"}
 			}),
-			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.CanaryRun, replicas: 4, services: true, split: true, weights: [2]int32{0, 100}, relax: true},
+			want: want{row: "promoting before: the canary Deployment says so, whatever an older status says", phase: webappv1.CanaryPromoting, step: 2, form: canary.Run, replicas: 4, services: true, split: true, weights: [2]int32{0, 100}, selectsCanary: true},
 		},
 		{
 			name: "promote asked for another revision does nothing (sync passes Promote false)",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPaused, 2, nil), true, ready(3), split(60, true)
 			}),
-			want: want{phase: webappv1.CanaryPaused, step: 2, form: canary.CanaryRun, replicas: 3, services: true, split: true, weights: [2]int32{40, 60}, relax: true},
+			want: want{phase: webappv1.CanaryPaused, step: 2, form: canary.Run, replicas: 3, services: true, split: true, weights: [2]int32{40, 60}, selectsCanary: true},
 		},
 		{
 			name: "promoting, the canary at full count: all the traffic goes to it",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPromoting, 2, nil), true, ready(4), split(60, true)
 			}),
-			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.CanaryRun, replicas: 4, services: true, split: true, weights: [2]int32{0, 100}, relax: true},
+			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.Run, replicas: 4, services: true, split: true, weights: [2]int32{0, 100}, selectsCanary: true},
 		},
 		{
 			name: "promoting, the route carries all to the canary: the stable Deployment takes the template",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPromoting, 2, nil), true, ready(4), split(100, true)
 			}),
-			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.CanaryRun, replicas: 4, stableTemplate: true, services: true, split: true, weights: [2]int32{0, 100}, relax: true, message: "rolls to revision new"},
+			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.Run, replicas: 4, stableTemplate: true, services: true, split: true, weights: [2]int32{0, 100}, selectsCanary: true, message: "rolls to revision new"},
 		},
 		{
 			name: "promoting, the stable rolled: the route goes back to <name>, which selects the stable pods only",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPromoting, 2, nil), true, ready(4), split(100, true)
-				in.StableRevision, in.StableRolled = "new", true
+				in.Stable.Revision = "new"
 			}),
-			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.CanaryRun, replicas: 4, stableTemplate: true, services: true},
+			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.Run, replicas: 4, stableTemplate: true, services: true},
 		},
 		{
 			name: "promoting, the route is back: the canary scales to zero",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPromoting, 2, nil), true, ready(4), &canary.Route{Accepted: true}
-				in.StableRevision, in.StableRolled = "new", true
+				in.Stable.Revision = "new"
 			}),
-			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.CanaryZero, stableTemplate: true, message: "the canary scales to zero"},
+			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.Zero, stableTemplate: true, message: "the canary scales to zero"},
 		},
 		{
 			name: "promoted: the canary's pods are gone, so are it and its Services",
 			in: input(func(in *canary.Input) {
-				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPromoting, 2, nil), true, &canary.Deployment{Current: true}, &canary.Route{Accepted: true}
-				in.StableRevision, in.StableRolled = "new", true
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPromoting, 2, nil), true, gone(), &canary.Route{Accepted: true}
+				in.Stable.Revision = "new"
 			}),
-			want: want{phase: webappv1.CanaryPromoted, step: 2, form: canary.CanaryAbsent, stableTemplate: true, message: "Revision new was promoted"},
+			want: want{row: "promoted: the stable Deployment runs the template, the canary's pods are gone", phase: webappv1.CanaryPromoted, step: 2, form: canary.Absent, stableTemplate: true, message: "Revision new was promoted"},
 		},
 		{
 			name: "promoted stays promoted",
 			in: input(func(in *canary.Input) {
 				in.Last = running(webappv1.CanaryPromoted, 2, nil)
-				in.StableRevision, in.StableRolled = "new", true
+				in.Stable.Revision = "new"
 			}),
 			want: want{phase: webappv1.CanaryPromoted, step: 2, stableTemplate: true},
 		},
@@ -237,31 +254,31 @@ func TestTransitions(t *testing.T) {
 			name: "abort asked: the route's canary weight goes to 0 first, the canary kept as it is",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryProgressing, 1, nil), true, ready(2), split(30, true)
-				in.Abort = true
+				in.Abort = "new"
 			}),
-			want: want{phase: webappv1.CanaryAborted, step: 1, form: canary.CanaryKeep, replicas: 2, services: true, split: true, weights: [2]int32{100, 0}, message: "aborted by the webapp.example.com/abort annotation"},
+			want: want{row: "abort asked", phase: webappv1.CanaryAborted, step: 1, form: canary.Keep, replicas: 2, services: true, split: true, weights: [2]int32{100, 0}, message: "aborted by the webapp.example.com/abort annotation"},
 		},
 		{
 			name: "aborted, the route's canary weight is 0: the route goes back to <name>, the canary to zero",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryAborted, 1, nil), true, ready(2), split(0, true)
 			}),
-			want: want{phase: webappv1.CanaryAborted, step: 1, form: canary.CanaryZero, services: true},
+			want: want{phase: webappv1.CanaryAborted, step: 1, form: canary.Zero, services: true},
 		},
 		{
 			name: "aborted, the route is back: the Services go, the canary stays at zero",
 			in: input(func(in *canary.Input) {
-				in.Last, in.Canary, in.Route = running(webappv1.CanaryAborted, 1, nil), &canary.Deployment{Current: true}, &canary.Route{Accepted: true}
+				in.Last, in.Canary, in.Route = running(webappv1.CanaryAborted, 1, nil), gone(), &canary.Route{Accepted: true}
 			}),
-			want: want{phase: webappv1.CanaryAborted, step: 1, form: canary.CanaryZero},
+			want: want{phase: webappv1.CanaryAborted, step: 1, form: canary.Zero},
 		},
 		{
 			name: "a check fails (ReplicaFailure): it counts, 1 of 2",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved = running(webappv1.CanaryProgressing, 0, nil), true
-				in.Canary = &canary.Deployment{Replicas: 1, Current: true, Failure: "Deployment shop-canary cannot create pods (QuotaExceeded): exceeded quota."}
+				in.Canary = &canary.Deployment{Replicas: 1, Revision: "new", Failure: "Deployment shop-canary cannot create pods (QuotaExceeded): exceeded quota."}
 			}),
-			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, failedChecks: 1, resync: 10 * time.Second, message: "1 of 2 failed checks: Deployment shop-canary cannot create pods (QuotaExceeded)"},
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, failedChecks: 1, resync: 10 * time.Second, message: "1 of 2 failed checks: Deployment shop-canary cannot create pods (QuotaExceeded)"},
 		},
 		{
 			name: "it fails again within 10 s: not counted, a call is asked for when it would count",
@@ -270,9 +287,9 @@ func TestTransitions(t *testing.T) {
 					st.FailedChecks, st.LastFailedCheckTime, st.LastFailedCheck = 1, at(56*time.Second), "Deployment shop-canary cannot create pods"
 				})
 				in.ServicesObserved = true
-				in.Canary = &canary.Deployment{Replicas: 1, Current: true, Failure: "Deployment shop-canary cannot create pods"}
+				in.Canary = &canary.Deployment{Replicas: 1, Revision: "new", Failure: "Deployment shop-canary cannot create pods"}
 			}),
-			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, failedChecks: 1, resync: 6 * time.Second},
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, failedChecks: 1, resync: 6 * time.Second},
 		},
 		{
 			name: "it fails again after 10 s: the second failure aborts",
@@ -281,9 +298,9 @@ func TestTransitions(t *testing.T) {
 					st.FailedChecks, st.LastFailedCheckTime, st.LastFailedCheck = 1, at(50*time.Second), "Deployment shop-canary cannot create pods"
 				})
 				in.ServicesObserved, in.Route = true, split(0, true)
-				in.Canary = &canary.Deployment{Replicas: 1, Current: true, Failure: "Deployment shop-canary cannot create pods"}
+				in.Canary = &canary.Deployment{Replicas: 1, Revision: "new", Failure: "Deployment shop-canary cannot create pods"}
 			}),
-			want: want{phase: webappv1.CanaryAborted, form: canary.CanaryZero, services: true, failedChecks: 2, message: "aborted after 2 failed checks: Deployment shop-canary cannot create pods"},
+			want: want{row: "checks failed maxFailedChecks times", phase: webappv1.CanaryAborted, form: canary.Zero, services: true, failedChecks: 2, message: "aborted after 2 failed checks: Deployment shop-canary cannot create pods"},
 		},
 		{
 			name: "a status older than the abort, the canary already at zero: its Deployment says it was aborted",
@@ -292,35 +309,35 @@ func TestTransitions(t *testing.T) {
 					st.FailedChecks, st.LastFailedCheckTime, st.LastFailedCheck = 1, at(50*time.Second), "Deployment shop-canary cannot create pods"
 				})
 				in.ServicesObserved, in.Route = true, split(0, true)
-				in.Canary = &canary.Deployment{Current: true, Aborted: true}
+				in.Canary = &canary.Deployment{Revision: "new", Aborted: "new"}
 			}),
-			want: want{phase: webappv1.CanaryAborted, form: canary.CanaryZero, services: true, failedChecks: 2, message: "was aborted after 2 failed checks: Deployment shop-canary cannot create pods"},
+			want: want{row: "aborted before: the canary Deployment says so, whatever an older status says", phase: webappv1.CanaryAborted, form: canary.Zero, services: true, failedChecks: 2, message: "was aborted after 2 failed checks: Deployment shop-canary cannot create pods"},
 		},
 		{
 			name: "pods not all available within pauseSeconds plus 2 minutes of the step's start: a failed check",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved = running(webappv1.CanaryProgressing, 0, nil), true
-				in.Canary = &canary.Deployment{Replicas: 1, Current: true, Total: 1}
+				in.Canary = &canary.Deployment{Replicas: 1, Revision: "new", Total: 1, Updated: 1}
 				in.Now = t0.Add(2*time.Minute + 5*time.Second)
 			}),
-			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, failedChecks: 1, resync: 10 * time.Second, message: "0 of 1 canary pods available 2m5s after they were asked for"},
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, failedChecks: 1, resync: 10 * time.Second, message: "0 of 1 canary pods available 2m5s after they were asked for"},
 		},
 		{
 			name: "before that deadline, unavailable pods fail nothing, and a call is asked for at the deadline",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved = running(webappv1.CanaryProgressing, 0, nil), true
-				in.Canary = &canary.Deployment{Replicas: 1, Current: true, Total: 1}
+				in.Canary = &canary.Deployment{Replicas: 1, Revision: "new", Total: 1, Updated: 1}
 			}),
-			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, resync: time.Minute + 5*time.Second},
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, resync: time.Minute + 5*time.Second},
 		},
 		{
 			name: "with pod diagnosis, pods that cannot start fail a check",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved = running(webappv1.CanaryProgressing, 0, nil), true
-				in.Canary = &canary.Deployment{Replicas: 1, Current: true, Total: 1}
+				in.Canary = &canary.Deployment{Replicas: 1, Revision: "new", Total: 1, Updated: 1}
 				in.Pods = canary.Pods{Diagnosed: true, Trouble: "1 of 1 current pod cannot start: ImagePullBackOff"}
 			}),
-			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, failedChecks: 1, resync: 10 * time.Second, message: "its pods cannot start: 1 of 1 current pod cannot start: ImagePullBackOff"},
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, failedChecks: 1, resync: 10 * time.Second, message: "its pods cannot start: 1 of 1 current pod cannot start: ImagePullBackOff"},
 		},
 		{
 			name: "with pod diagnosis, a restart since the last failure fails a check",
@@ -329,7 +346,7 @@ func TestTransitions(t *testing.T) {
 				in.ServicesObserved, in.Canary, in.Route = true, ready(1), split(10, true)
 				in.Pods = canary.Pods{Diagnosed: true, Restarts: 2}
 			}),
-			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, relax: true, failedChecks: 1, pauseStart: at(time.Minute), resync: 5 * time.Second, message: "its containers restarted (2 restarts in all, 1 before)"},
+			want: want{row: "weight in place at a timed step: its pause starts", phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, failedChecks: 1, pauseStart: at(time.Minute), resync: 5 * time.Second, message: "its containers restarted (2 restarts in all, 1 before)"},
 		},
 		{
 			name: "rollback by edit: the template is the stable one again; the route's canary weight goes to 0 first",
@@ -337,7 +354,7 @@ func TestTransitions(t *testing.T) {
 				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryProgressing, 1, nil), true, ready(2), split(30, true)
 				in.Revision = "old"
 			}),
-			want: want{phase: webappv1.CanaryRolledBack, step: 1, form: canary.CanaryKeep, replicas: 2, stableTemplate: true, services: true, split: true, weights: [2]int32{100, 0}, message: "Revision new was rolled back"},
+			want: want{row: "rolled back: the template is the stable one again", phase: webappv1.CanaryRolledBack, step: 1, form: canary.Keep, replicas: 2, stableTemplate: true, services: true, split: true, weights: [2]int32{100, 0}, message: "Revision new was rolled back"},
 		},
 		{
 			name: "rolled back, no traffic on the canary: it scales to zero, and goes once its pods have",
@@ -345,65 +362,65 @@ func TestTransitions(t *testing.T) {
 				in.Last, in.Canary, in.Route = running(webappv1.CanaryRolledBack, 1, nil), ready(2), &canary.Route{Accepted: true}
 				in.Revision = "old"
 			}),
-			want: want{phase: webappv1.CanaryRolledBack, step: 1, form: canary.CanaryZero, stableTemplate: true},
+			want: want{phase: webappv1.CanaryRolledBack, step: 1, form: canary.Zero, stableTemplate: true},
 		},
 		{
 			name: "rolled back, the canary's pods are gone: it is deleted",
 			in: input(func(in *canary.Input) {
-				in.Last, in.Canary, in.Route = running(webappv1.CanaryRolledBack, 1, nil), &canary.Deployment{Current: true}, &canary.Route{Accepted: true}
+				in.Last, in.Canary, in.Route = running(webappv1.CanaryRolledBack, 1, nil), gone(), &canary.Route{Accepted: true}
 				in.Revision = "old"
 			}),
-			want: want{phase: webappv1.CanaryRolledBack, step: 1, form: canary.CanaryAbsent, stableTemplate: true},
+			want: want{phase: webappv1.CanaryRolledBack, step: 1, form: canary.Absent, stableTemplate: true},
 		},
 		{
 			name: "a new template mid-canary starts a new canary at step 1, its failed checks forgotten",
 			in: input(func(in *canary.Input) {
 				in.Last = running(webappv1.CanaryProgressing, 1, func(st *webappv1.CanaryStatus) { st.FailedChecks = 1 })
 				in.ServicesObserved, in.Route = true, split(30, true)
-				in.Canary = &canary.Deployment{Replicas: 2, Total: 2, Available: 2} // of "new": not Current for "newer"
+				in.Canary = &canary.Deployment{Revision: "new", Replicas: 2, Total: 2, Updated: 2, Available: 2} // of "new", not "newer"
 				in.Revision = "newer"
 			}),
-			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, relax: true, resync: 2*time.Minute + 5*time.Second},
+			want: want{row: "a new template, mid-canary or after an abort", phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, selectsCanary: true, resync: 2*time.Minute + 5*time.Second},
 		},
 		{
 			name: "a new template after an abort starts a new canary",
 			in: input(func(in *canary.Input) {
-				in.Last, in.Canary = running(webappv1.CanaryAborted, 1, nil), &canary.Deployment{Current: false}
+				in.Last, in.Canary = running(webappv1.CanaryAborted, 1, nil), &canary.Deployment{Revision: "new"}
 				in.Revision = "newer"
 			}),
-			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, services: true, resync: 2*time.Minute + 5*time.Second},
+			want: want{row: "a new template, mid-canary or after an abort", phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, resync: 2*time.Minute + 5*time.Second},
 		},
 		{
 			name: "abort asked while promoting, before the canary has all the traffic: aborted",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPromoting, 2, nil), true, ready(3), split(60, true)
-				in.Abort = true
+				in.Abort = "new"
 			}),
-			want: want{phase: webappv1.CanaryAborted, step: 2, form: canary.CanaryKeep, replicas: 3, services: true, split: true, weights: [2]int32{100, 0}},
+			want: want{row: "abort asked while promoting, before the stable Deployment takes the template", phase: webappv1.CanaryAborted, step: 2, form: canary.Keep, replicas: 3, services: true, split: true, weights: [2]int32{100, 0}},
 		},
 		{
 			name: "once the canary has all the traffic, neither checks nor abort apply: the stable rolls",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved = running(webappv1.CanaryPromoting, 2, nil), true
-				in.Canary = &canary.Deployment{Replicas: 4, Current: true, Total: 4, Available: 3, Failure: "Deployment shop-canary exceeded its progress deadline"}
+				in.Canary = &canary.Deployment{Replicas: 4, Revision: "new", Total: 4, Updated: 4, Available: 3, Failure: "Deployment shop-canary exceeded its progress deadline"}
 				in.Route = split(100, true) // the stable takes the template: too late to abort
-				in.Abort = true
+				in.Abort = "new"
 			}),
-			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.CanaryRun, replicas: 4, stableTemplate: true, services: true, split: true, weights: [2]int32{40, 60}, relax: true},
+			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.Run, replicas: 4, stableTemplate: true, services: true, split: true, weights: [2]int32{40, 60}, selectsCanary: true},
 		},
 		{
 			name: "without a route: no Services, the Service <name> spreads over both, and the weight is in place once the pods are",
 			in: input(func(in *canary.Input) {
 				in.Routed, in.Last, in.Canary = false, running(webappv1.CanaryProgressing, 0, nil), ready(1)
 			}),
-			want: want{phase: webappv1.CanaryProgressing, form: canary.CanaryRun, replicas: 1, relax: true, pauseStart: at(time.Minute), resync: 5 * time.Second},
+			want: want{row: "weight in place at a timed step: its pause starts", phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, selectsCanary: true, pauseStart: at(time.Minute), resync: 5 * time.Second},
 		},
 		{
 			name: "with an autoscaler at 8 replicas the canary follows: 30% is 3 pods",
 			in: input(func(in *canary.Input) {
 				in.Last, in.StableReplicas = running(webappv1.CanaryProgressing, 1, nil), 8
 			}),
-			want: want{phase: webappv1.CanaryProgressing, step: 1, form: canary.CanaryRun, replicas: 3, services: true, resync: time.Minute + 5*time.Second},
+			want: want{phase: webappv1.CanaryProgressing, step: 1, form: canary.Run, replicas: 3, services: true, resync: time.Minute + 5*time.Second},
 		},
 		{
 			name: "paused for an hour, the autoscaler doubles the stable: the route sends the canary what its 3 pods cover until the new ones are available, which have a deadline of their own",
@@ -412,7 +429,7 @@ func TestTransitions(t *testing.T) {
 				in.ServicesObserved, in.Canary, in.Route = true, ready(3), split(60, true)
 				in.StableReplicas, in.Now = 8, t0.Add(time.Hour)
 			}),
-			want: want{phase: webappv1.CanaryPaused, step: 2, form: canary.CanaryRun, replicas: 5, services: true, split: true, weights: [2]int32{70, 30}, relax: true, resync: 2 * time.Minute},
+			want: want{phase: webappv1.CanaryPaused, step: 2, form: canary.Run, replicas: 5, services: true, split: true, weights: [2]int32{70, 30}, selectsCanary: true, resync: 2 * time.Minute},
 		},
 		{
 			name: "steps edited to fewer mid-canary: the canary is at the last one",
@@ -420,28 +437,30 @@ func TestTransitions(t *testing.T) {
 				in.Plan.Steps = in.Plan.Steps[:1]
 				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryProgressing, 2, nil), true, ready(1), split(10, true)
 			}),
-			want: want{phase: webappv1.CanaryProgressing, step: 2, form: canary.CanaryRun, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, relax: true, pauseStart: at(time.Minute), resync: 5 * time.Second},
+			want: want{row: "weight in place at a timed step: its pause starts", phase: webappv1.CanaryProgressing, step: 2, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, pauseStart: at(time.Minute), resync: 5 * time.Second},
 		},
 		{
 			name: "the canary removed from the spec mid-canary: its weight goes to 0 first, and the status goes",
 			in: input(func(in *canary.Input) {
 				in.Plan, in.Last, in.ServicesObserved, in.Canary, in.Route = nil, running(webappv1.CanaryProgressing, 1, nil), true, ready(2), split(30, true)
 			}),
-			want: want{form: canary.CanaryKeep, stableTemplate: true, services: true, split: true, weights: [2]int32{100, 0}},
+			want: want{row: "the spec no longer asks for a canary: its status goes", form: canary.Keep, stableTemplate: true, services: true, split: true, weights: [2]int32{100, 0}},
 		},
 	}
-	for _, tt := range tests {
+}
+
+func TestTransitions(t *testing.T) {
+	for _, tt := range transitionCases() {
 		t.Run(tt.name, func(t *testing.T) {
-			var before *webappv1.CanaryStatus
-			if tt.in.Last != nil {
-				c := *tt.in.Last
-				before = &c
-			}
+			before := asJSON(t, tt.in.Last) // a deep copy: a change through any of its pointers shows
 			got := canary.Next(tt.in)
-			if tt.in.Last != nil && !reflect.DeepEqual(*tt.in.Last, *before) {
-				t.Errorf("Next modified its input: %+v, was %+v", *tt.in.Last, *before)
+			if after := asJSON(t, tt.in.Last); after != before {
+				t.Errorf("Next modified its input: %s, was %s", after, before)
 			}
 			w := tt.want
+			if row := moved(got); row != w.row {
+				t.Errorf("the row that moved = %q; want %q", row, w.row)
+			}
 			switch {
 			case w.phase == "" && got.Status != nil:
 				t.Fatalf("status = %+v; want none", *got.Status)
@@ -462,19 +481,64 @@ func TestTransitions(t *testing.T) {
 					t.Errorf("status replicas = %d; want %d", st.Replicas, w.replicas)
 				}
 			}
-			if got.Canary != w.form || (w.form == canary.CanaryRun && got.CanaryReplicas != w.replicas) {
-				t.Errorf("canary = %v with %d replicas; want %v with %d", got.Canary, got.CanaryReplicas, w.form, w.replicas)
+			if got.Form != w.form || (w.form == canary.Run && got.Replicas != w.replicas) {
+				t.Errorf("canary = %v with %d replicas; want %v with %d", got.Form, got.Replicas, w.form, w.replicas)
 			}
 			gotWeights := [2]int32{got.StableWeight, got.CanaryWeight}
 			if got.Split != w.split || gotWeights != w.weights {
 				t.Errorf("split, weights = %t, %v; want %t, %v", got.Split, gotWeights, w.split, w.weights)
 			}
-			if got.StableTemplate != w.stableTemplate || got.Services != w.services || got.Relax != w.relax {
-				t.Errorf("stableTemplate, services, relax = %t, %t, %t; want %t, %t, %t", got.StableTemplate, got.Services, got.Relax, w.stableTemplate, w.services, w.relax)
+			if got.StableTemplate != w.stableTemplate || got.Services != w.services || got.SelectsCanary != w.selectsCanary {
+				t.Errorf("stableTemplate, services, selectsCanary = %t, %t, %t; want %t, %t, %t", got.StableTemplate, got.Services, got.SelectsCanary, w.stableTemplate, w.services, w.selectsCanary)
 			}
-			if got.ResyncAfter != w.resync {
-				t.Errorf("resyncAfter = %s; want %s", got.ResyncAfter, w.resync)
+			if got.ResyncAfter != w.resync || got.Timed != (w.resync > 0) {
+				t.Errorf("resyncAfter, timed = %s, %t; want %s, %t", got.ResyncAfter, got.Timed, w.resync, w.resync > 0)
 			}
 		})
+	}
+}
+
+// moved is the Move row that fired in out, "" when none did.
+func moved(out canary.Output) string {
+	for _, name := range out.Fired {
+		for _, r := range canary.Transitions {
+			if r.Name == name && r.Kind == canary.Move {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// asJSON renders v as JSON, failing the test when it cannot.
+func asJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestEveryRowHasACase fails when a row of Transitions, or a stage of Stages, is reached by no
+// case of TestTransitions: every row's behaviour is pinned by at least one case.
+func TestEveryRowHasACase(t *testing.T) {
+	fired, stages := map[string]bool{}, map[canary.Stage]bool{}
+	for _, tt := range transitionCases() {
+		out := canary.Next(tt.in)
+		for _, name := range out.Fired {
+			fired[name] = true
+		}
+		stages[out.Stage] = true
+	}
+	for _, r := range canary.Transitions {
+		if !fired[r.Name] {
+			t.Errorf("row %q fires in no case of TestTransitions", r.Name)
+		}
+	}
+	for _, r := range canary.Stages {
+		if !stages[r.Stage] {
+			t.Errorf("stage %s is reached in no case of TestTransitions", r.Stage)
+		}
 	}
 }

@@ -29,10 +29,9 @@ type world struct {
 
 func (w *world) input(plan *webappv1.Canary, last *webappv1.CanaryStatus, revision string, now time.Time) canary.Input {
 	in := canary.Input{
-		Name: "shop", Plan: plan, Last: last, Revision: revision, HasStable: true,
-		StableRevision: w.stableRev, StableReplicas: w.stableFull,
-		StableRolled: w.stableRev == revision && w.rolling == 0 && w.stableAvailable == w.stableFull,
-		Routed:       w.routed, ServicesObserved: w.services, Now: now,
+		Name: "shop", Plan: plan, Last: last, Revision: revision,
+		Stable:         &canary.Stable{Revision: w.stableRev, Complete: w.rolling == 0 && w.stableAvailable == w.stableFull},
+		StableReplicas: w.stableFull, Routed: w.routed, ServicesObserved: w.services, Now: now,
 	}
 	if w.routed {
 		r := w.route
@@ -40,7 +39,8 @@ func (w *world) input(plan *webappv1.Canary, last *webappv1.CanaryStatus, revisi
 	}
 	if c := w.canary; c != nil {
 		d := *c
-		d.Current = w.canaryRev == revision // its pods are replaced at once on a template change
+		d.Revision, d.Updated = w.canaryRev, d.Total // its pods are replaced at once on a template change
+		d.ScaledDown = d.Replicas == 0 && d.ObservedGeneration >= d.Generation && d.Total == 0
 		in.Canary = &d
 	}
 	return in
@@ -49,24 +49,24 @@ func (w *world) input(plan *webappv1.Canary, last *webappv1.CanaryStatus, revisi
 // apply does what Metacontroller would with out, and returns the invariants it broke.
 func (w *world) apply(out canary.Output, revision string) []string {
 	var broken []string
-	switch out.Canary {
-	case canary.CanaryRun:
+	switch out.Form {
+	case canary.Run:
 		if w.canary == nil {
 			w.canary = &canary.Deployment{}
 		}
-		if w.canaryRev != revision || w.canary.Replicas != out.CanaryReplicas {
+		if w.canaryRev != revision || w.canary.Replicas != out.Replicas {
 			w.canary.Generation++ // observed by its controller a tick later
 		}
 		if w.canaryRev != revision {
 			w.canaryRev, w.canary.Available = revision, 0
 		}
-		w.canary.Replicas = out.CanaryReplicas
-	case canary.CanaryZero:
+		w.canary.Replicas = out.Replicas
+	case canary.Zero:
 		if w.canary.Replicas != 0 {
 			w.canary.Generation++
 		}
 		w.canary.Replicas = 0
-	case canary.CanaryAbsent:
+	case canary.Absent:
 		if w.canary != nil && w.canary.Total > 0 {
 			broken = append(broken, fmt.Sprintf("the canary Deployment is deleted with %d pods", w.canary.Total))
 		}
@@ -105,7 +105,7 @@ func (w *world) apply(out canary.Output, revision string) []string {
 			broken = append(broken, "the route sends traffic to a stable Deployment with no available pod")
 		}
 	}
-	if w.routed && !w.route.Split && out.Relax {
+	if w.routed && !w.route.Split && out.SelectsCanary {
 		broken = append(broken, "the Service <name> selects the canary's pods while the route sends it all of its traffic")
 	}
 	return broken
@@ -181,7 +181,9 @@ func TestSimulatedCanary(t *testing.T) {
 					revision = "old"
 				}
 				in := w.input(tt.plan, last, revision, t0.Add(time.Duration(i)*time.Second))
-				in.Promote = tt.promote > 0 && i >= tt.promote
+				if tt.promote > 0 && i >= tt.promote {
+					in.Promote = revision
+				}
 				out := canary.Next(in)
 				for _, b := range w.apply(out, revision) {
 					t.Errorf("second %d: %s", i, b)

@@ -15,37 +15,17 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
-	"github.com/example/webapp-operator/api/v1/validation"
 	"github.com/example/webapp-operator/canary"
 )
 
-// AnnotationRevision records, on the canary Deployment, the revision of the pod template it
-// runs (status.canary.revision).
-const AnnotationRevision = "webapp.example.com/revision"
+// This file translates: the request into canary.Next's input, and its output into children
+// and status. Every decision is canary's.
 
-// AnnotationAborted records, on the canary Deployment of an aborted canary, the revision that was
-// aborted. Aborting scales the canary to zero, which takes away the failures that aborted it, and
-// Metacontroller may call with a status older than its last write: the annotation keeps such a
-// call from starting the canary again.
-const AnnotationAborted = "webapp.example.com/aborted"
-
-// AnnotationPromoting records, on the canary Deployment of a canary being promoted, its
-// revision: a promotion asked by annotation survives a status older than it, even once the
-// annotation is gone.
-const AnnotationPromoting = "webapp.example.com/promoting"
-
-// canaryPlan is what Sync does for a canary: canary.Next's decision, with the revision it was
-// made for.
-type canaryPlan struct {
-	canary.Output
-	revision string
-}
-
-// planCanary fills in canary.Next's input from the request and returns its decision, or nil when
-// the WebApp has no canary in its spec and none of a canary's children is observed: then nothing
-// differs from a WebApp without the feature. deployment is the stable Deployment as the spec
-// asks for it, with desired replicas.
-func planCanary(req *Request, obs *observedChildren, deployment *appsv1.Deployment, desired int32, now time.Time) *canaryPlan {
+// decideCanary returns canary.Next's decision for the request, or nil when the WebApp has no
+// canary in its spec and none of a canary's children is observed: Next would then change
+// nothing, and a WebApp without the feature costs nothing more. deployment is the stable
+// Deployment as the spec asks for it, with desired replicas.
+func decideCanary(req *Request, obs *observedChildren, deployment *appsv1.Deployment, desired int32, now time.Time) *canary.Output {
 	p := &req.Parent
 	var plan *webappv1.Canary
 	if ro := p.Spec.Rollout; ro != nil {
@@ -56,35 +36,37 @@ func planCanary(req *Request, obs *observedChildren, deployment *appsv1.Deployme
 	}
 	revision := TemplateHash(&deployment.Spec.Template)
 	in := canary.Input{
-		Name:           p.Name,
-		Plan:           plan,
-		Last:           p.Canary,
-		Revision:       revision,
-		StableReplicas: desired,
-		Routed:         p.Spec.Route != nil && req.Declares(RouteKind),
-		Now:            now,
+		Name:             p.Name,
+		Plan:             plan,
+		Last:             p.Canary,
+		Revision:         revision,
+		StableReplicas:   desired,
+		Routed:           p.Spec.Route != nil && req.Declares(RouteKind),
+		ServicesObserved: obs.canaryService != nil && obs.stableService != nil,
+		Promote:          p.Promote,
+		Abort:            p.Abort,
+		Now:              now,
 	}
-	if plan == nil {
-		in.Last = nil
-	}
-	if d := obs.deployment; d != nil {
-		in.HasStable = true
-		in.StableRevision = stableRevision(d, deployment, revision)
-		hash := deployment.Annotations[AnnotationSpecHash]
-		phase, _, _ := rollout(p, d.Deployment, hash, desired, nil)
-		in.StableRolled = in.StableRevision == revision && phase == webappv1.PhaseReady
+	if c := obs.deployment; c != nil {
+		d := c.Deployment
+		in.Stable = &canary.Stable{
+			Revision: stableRevision(c, deployment, revision),
+			Complete: d.SpecHash == deployment.Annotations[AnnotationSpecHash] && replicasOf(d) == desired && d.rolledOut(desired),
+		}
 	}
 	if c := obs.canary; c != nil {
 		d := c.Deployment
 		in.Canary = &canary.Deployment{
+			Revision:           d.Revision,
+			Aborted:            d.Aborted,
+			Promoting:          d.Promoting,
 			Replicas:           replicasOf(d),
-			Current:            d.Revision == revision && d.Status.Replicas == d.Status.UpdatedReplicas,
 			Generation:         d.Generation,
 			ObservedGeneration: d.Status.ObservedGeneration,
-			Aborted:            d.Aborted != "" && d.Aborted == revision,
-			Promoting:          d.Promoting != "" && d.Promoting == revision,
 			Total:              d.Status.Replicas,
+			Updated:            d.Status.UpdatedReplicas,
 			Available:          d.Status.AvailableReplicas,
+			ScaledDown:         d.scaledDown(),
 			Failure:            canaryFailure(c),
 		}
 		if req.Related.Kinds[PodKind.Key()] {
@@ -110,10 +92,61 @@ func planCanary(req *Request, obs *observedChildren, deployment *appsv1.Deployme
 			}
 		}
 	}
-	in.ServicesObserved = obs.canaryService != nil && obs.stableService != nil
-	in.Promote = p.Promote != "" && p.Promote == revision
-	in.Abort = p.Abort != "" && p.Abort == revision
-	return &canaryPlan{Output: canary.Next(in), revision: revision}
+	out := canary.Next(in)
+	return &out
+}
+
+// canaryFailure is the failure the canary Deployment reports for its observed generation, as a
+// sentence for its status; "" when none.
+func canaryFailure(c *Child) string {
+	switch f := c.Deployment.failure(); {
+	case f == nil:
+		return ""
+	case f.deadline:
+		return fmt.Sprintf("Deployment %s exceeded its progress deadline", c.Name)
+	default:
+		return fmt.Sprintf("Deployment %s cannot create pods (%s): %s", c.Name, f.reason, f.refused())
+	}
+}
+
+// withCanary applies the decision d to the children built as without a canary, in one step:
+// the stable Deployment keeps its observed template unless d gives it the spec's, the Service
+// <name> selects the canary's pods too while d says so, the route splits by d's weights, and the
+// canary's own children follow. deployment is the stable Deployment as the spec asks for it.
+func withCanary(children []runtime.Object, d *canary.Output, p *Parent, obs *observedChildren, deployment *appsv1.Deployment, replicas int32, podLabels map[string]string, cfg configState) []runtime.Object {
+	out := make([]runtime.Object, 0, len(children)+3)
+	for _, c := range children {
+		switch o := c.(type) {
+		case *appsv1.Deployment:
+			if o == deployment && !d.StableTemplate && obs.deployment != nil {
+				c = withReplicas(obs.deployment, replicas) // its template held
+			}
+		case *corev1.Service:
+			if o.Name == p.Name && d.SelectsCanary {
+				o.Spec.Selector = anyTrack(podLabels)
+			}
+		case *gatewayv1.HTTPRoute:
+			if d.Split {
+				o.Spec.Rules[0].BackendRefs = splitBackends(p, d.StableWeight, d.CanaryWeight)
+			}
+		}
+		out = append(out, c)
+	}
+	return append(out, canaryChildren(p, obs, d, podLabels, cfg)...)
+}
+
+// withCanaryReport is r with what the decision d says of the WebApp: its phase while the canary
+// decides it (unless a ConfigMap or Secret is missing, which r tells), the Canary condition, and
+// status.canary.
+func withCanaryReport(r report, d *canary.Output, cfg configState) report {
+	if cr := d.Report; cr != nil && cfg.missing == nil {
+		r.phase, r.reason, r.message = cr.Phase, cr.Reason, cr.Message
+	}
+	if c := d.Condition; c != nil {
+		r.conditions = append(r.conditions, statedCondition{webappv1.ConditionCanary, c.OK, c.Reason, c.Message})
+	}
+	r.canary = d.Status
+	return r
 }
 
 // trackPods keeps the canary's pods (webappv1.LabelTrack) of pods, in a new slice: a template
@@ -158,73 +191,55 @@ func stableRevision(c *Child, desired *appsv1.Deployment, revision string) strin
 	return ""
 }
 
-// canaryFailure is a sentence when the canary Deployment reports, for its current generation,
-// that it cannot create pods or has exceeded its progress deadline; "" otherwise.
-func canaryFailure(c *Child) string {
-	st := c.Deployment.Status
-	if st.ObservedGeneration < c.Deployment.Generation {
-		return ""
-	}
-	if f := deploymentCondition(st, appsv1.DeploymentReplicaFailure); f != nil && f.Status == string(corev1.ConditionTrue) {
-		return fmt.Sprintf("Deployment %s cannot create pods (%s): %s", c.Name, createFailureReason(f), sentence(validation.Cut(refusal(f.Message), maxQuotedMessage)))
-	}
-	if f := deploymentCondition(st, appsv1.DeploymentProgressing); f != nil && f.Reason == "ProgressDeadlineExceeded" {
-		return fmt.Sprintf("Deployment %s exceeded its progress deadline", c.Name)
-	}
-	return ""
-}
-
 // canaryLabels are the labels of the canary's Deployment, its selector, its Service's selector
 // and its pods: the WebApp's labels but webappv1.LabelName, which the stable Deployment and the
 // Service <name>-stable select, and webappv1.LabelTrack. A new map each time.
 func canaryLabels(labels map[string]string) map[string]string {
-	out := relaxed(labels)
+	out := anyTrack(labels)
 	out[webappv1.LabelTrack] = webappv1.TrackCanary
 	return out
 }
 
-// relaxed is the selector of the Service <name> while a canary serves: the pod labels but
-// webappv1.LabelName, so that it selects the canary's pods too.
-func relaxed(podLabels map[string]string) map[string]string {
+// anyTrack is the pod labels but webappv1.LabelName, which only the stable pods carry: the
+// selector of the Service <name> while a canary serves, which selects the pods of either track.
+// A new map each time.
+func anyTrack(podLabels map[string]string) map[string]string {
 	out := make(map[string]string, len(podLabels))
 	maps.Copy(out, podLabels)
 	delete(out, webappv1.LabelName)
 	return out
 }
 
-// canaryChildren returns the children plan asks for beyond the stable Deployment and the Service
+// canaryChildren returns the children d asks for beyond the stable Deployment and the Service
 // <name>: the canary Deployment, and the Services <name>-canary and <name>-stable.
-func canaryChildren(p *Parent, obs *observedChildren, plan *canaryPlan, podLabels map[string]string, cfg configState) []runtime.Object {
+func canaryChildren(p *Parent, obs *observedChildren, d *canary.Output, podLabels map[string]string, cfg configState) []runtime.Object {
 	var out []runtime.Object
 	cl := canaryLabels(labelsFor(p.Name))
-	name := p.Name + webappv1.CanarySuffix
-	switch plan.Canary {
-	case canary.CanaryRun:
+	switch d.Form {
+	case canary.Run:
 		if cfg.missing != nil { // not rolled into pods that could not start
 			if obs.canary != nil {
 				out = append(out, keptForm(obs.canary))
 			}
 			break
 		}
-		out = append(out, desiredCanary(p, plan, cl, cfg))
-	case canary.CanaryKeep, canary.CanaryZero:
+		out = append(out, desiredCanary(p, d, cl, cfg))
+	case canary.Keep, canary.Zero:
 		if obs.canary == nil {
 			break
 		}
 		var obj map[string]any
-		if plan.Canary == canary.CanaryZero {
+		if d.Form == canary.Zero {
 			obj = withReplicas(obs.canary, 0).(*unstructured.Unstructured).Object
 		} else {
 			obj = keptObject(obs.canary)
 		}
-		if st := plan.Status; st != nil && st.Phase == webappv1.CanaryAborted {
-			markAborted(obj, st.Revision)
-		}
+		annotate(obj, d.Annotations)
 		out = append(out, &unstructured.Unstructured{Object: obj})
 	}
-	if plan.Services && p.Spec.Port != nil {
+	if d.Services && p.Spec.Port != nil {
 		canarySvc := desiredService(p, cl, cl)
-		canarySvc.Name = name
+		canarySvc.Name = p.Name + webappv1.CanarySuffix
 		stable := desiredService(p, labelsFor(p.Name), podLabels)
 		stable.Name = p.Name + webappv1.StableSuffix
 		out = append(out, canarySvc, stable)
@@ -232,37 +247,40 @@ func canaryChildren(p *Parent, obs *observedChildren, plan *canaryPlan, podLabel
 	return out
 }
 
-// markAborted sets AnnotationAborted to revision on the kept form of a canary Deployment.
-func markAborted(obj map[string]any, revision string) {
+// annotate sets annotations on the kept form of a child.
+func annotate(obj map[string]any, annotations map[string]string) {
+	if len(annotations) == 0 {
+		return
+	}
 	meta, _ := obj["metadata"].(map[string]any)
 	if meta == nil {
 		meta = map[string]any{}
 		obj["metadata"] = meta
 	}
-	annotations, _ := meta["annotations"].(map[string]any)
-	if annotations == nil {
-		annotations = map[string]any{}
-		meta["annotations"] = annotations
+	kept, _ := meta["annotations"].(map[string]any)
+	if kept == nil {
+		kept = map[string]any{}
+		meta["annotations"] = kept
 	}
-	annotations[AnnotationAborted] = revision
+	for k, v := range annotations {
+		kept[k] = v
+	}
 }
 
 // desiredCanary builds the canary Deployment: the stable Deployment the spec asks for, under
-// the canary's name, labels and selector, with the plan's replicas and the revision it runs.
-func desiredCanary(p *Parent, plan *canaryPlan, labels map[string]string, cfg configState) *appsv1.Deployment {
-	n := plan.CanaryReplicas
+// the canary's name, labels and selector, with d's replicas and annotations.
+func desiredCanary(p *Parent, d *canary.Output, labels map[string]string, cfg configState) *appsv1.Deployment {
+	n := d.Replicas
 	selector := &metav1.LabelSelector{MatchLabels: labels}
-	d := desiredDeployment(p, &n, labels, selector, labels, cfg)
-	d.Name = p.Name + webappv1.CanarySuffix
-	hashed := d.Spec
-	d.Annotations = map[string]string{AnnotationSpecHash: SpecHash(&hashed), AnnotationRevision: plan.revision}
-	if st := plan.Status; st != nil && st.Phase == webappv1.CanaryPromoting {
-		d.Annotations[AnnotationPromoting] = plan.revision
-	}
+	dep := desiredDeployment(p, &n, labels, selector, labels, cfg)
+	dep.Name = p.Name + webappv1.CanarySuffix
+	hashed := dep.Spec
+	dep.Annotations = map[string]string{AnnotationSpecHash: SpecHash(&hashed)}
+	maps.Copy(dep.Annotations, d.Annotations)
 	if cfg.partialHash != "" {
-		d.Annotations[AnnotationPartialConfigHash] = cfg.partialHash
+		dep.Annotations[AnnotationPartialConfigHash] = cfg.partialHash
 	}
-	return d
+	return dep
 }
 
 // splitBackends are the route's backends while a canary splits the traffic: stable to the
@@ -284,28 +302,4 @@ func resyncSeconds(d time.Duration) float64 {
 		return 0
 	}
 	return math.Ceil(d.Seconds())
-}
-
-// canaryReport is the WebApp's report while a canary runs or after one was aborted, and nil when
-// the stable Deployment's rollout tells the story (no canary, or one that ended otherwise).
-func canaryReport(plan *canaryPlan) *report {
-	st := plan.Status
-	switch {
-	case st == nil:
-		return nil
-	case plan.Serving:
-		return &report{phase: webappv1.PhaseProgressing, reason: webappv1.ReasonCanaryProgressing, message: "Canary " + st.Revision + ": " + st.Message}
-	case st.Phase == webappv1.CanaryAborted && st.Revision == plan.revision:
-		return &report{phase: webappv1.PhaseDegraded, reason: webappv1.ReasonCanaryAborted, message: st.Message}
-	}
-	return nil
-}
-
-// canaryCondition is the Canary condition, while spec.rollout.canary is set.
-func canaryCondition(plan *canaryPlan) statedCondition {
-	st := plan.Status
-	if st == nil {
-		return statedCondition{webappv1.ConditionCanary, true, webappv1.ReasonCanaryIdle, "No canary has run: the stable Deployment runs the current pod template."}
-	}
-	return statedCondition{webappv1.ConditionCanary, st.Phase != webappv1.CanaryAborted, string(st.Phase), st.Message}
 }

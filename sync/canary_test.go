@@ -18,6 +18,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/canary"
 	"github.com/example/webapp-operator/hooktest"
 	"github.com/example/webapp-operator/sync"
 )
@@ -204,17 +205,17 @@ func TestSyncCanary(t *testing.T) {
 				if got := member(t, sent(t, resp, "Deployment/hello"), "spec", "template"); got != stableTemplate {
 					t.Errorf("stable template =\n%s\nwant it unchanged:\n%s", got, stableTemplate)
 				}
-				canary := sent(t, resp, "Deployment/hello-canary")
-				if got := member(t, canary, "spec", "template", "spec", "containers"); !strings.Contains(got, `"image":"shop:2"`) {
+				canaryDep := sent(t, resp, "Deployment/hello-canary")
+				if got := member(t, canaryDep, "spec", "template", "spec", "containers"); !strings.Contains(got, `"image":"shop:2"`) {
 					t.Errorf("canary containers %s; want image shop:2", got)
 				}
 				wantLabels := `{"app.kubernetes.io/instance":"hello","app.kubernetes.io/managed-by":"webapp-hook","webapp.example.com/track":"canary"}`
 				for _, path := range [][]string{{"metadata", "labels"}, {"spec", "selector", "matchLabels"}, {"spec", "template", "metadata", "labels"}} {
-					if got := member(t, canary, path...); got != wantLabels {
+					if got := member(t, canaryDep, path...); got != wantLabels {
 						t.Errorf("canary %v = %s; want %s", path, got, wantLabels)
 					}
 				}
-				if got, want := member(t, canary, "metadata", "annotations", sync.AnnotationRevision), `"`+resp.Status.Canary.Revision+`"`; got != want {
+				if got, want := member(t, canaryDep, "metadata", "annotations", canary.AnnotationRevision), `"`+resp.Status.Canary.Revision+`"`; got != want {
 					t.Errorf("canary revision annotation %s; want %s", got, want)
 				}
 				if got := member(t, sent(t, resp, "Service/hello-canary"), "spec", "selector"); got != wantLabels {
@@ -436,8 +437,8 @@ func TestSyncCanaryCases(t *testing.T) {
 		if got := replicasOf(t, aborted); got != "4/0" {
 			t.Errorf("replicas stable/canary = %s; want 4/0", got)
 		}
-		if got, want := member(t, sent(t, aborted, "Deployment/hello-canary"), "metadata", "annotations", sync.AnnotationAborted), `"`+aborted.Status.Canary.Revision+`"`; got != want {
-			t.Errorf("the canary Deployment's %s = %s; want %s", sync.AnnotationAborted, got, want)
+		if got, want := member(t, sent(t, aborted, "Deployment/hello-canary"), "metadata", "annotations", canary.AnnotationAborted), `"`+aborted.Status.Canary.Revision+`"`; got != want {
+			t.Errorf("the canary Deployment's %s = %s; want %s", canary.AnnotationAborted, got, want)
 		}
 		// Metacontroller may call with the status before the abort, once the canary is at zero
 		// and its ReplicaFailure gone: the canary stays aborted.

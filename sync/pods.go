@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/example/webapp-operator/api/v1/validation"
+	"github.com/example/webapp-operator/internal/english"
 )
 
 // stuckReasons are the container waiting reasons that mean a pod cannot start by itself, in the
@@ -156,13 +157,13 @@ func restarts(pods []RelatedPod) int32 {
 
 // message says, in one stable sentence, how many pods cannot start and why.
 func (t *podTrouble) message() string {
-	msg := fmt.Sprintf("%d of %s cannot start: %s", t.stuck, count(t.total, "current pod"), t.reason)
+	msg := fmt.Sprintf("%d of %s cannot start: %s", t.stuck, english.Count(t.total, "current pod"), t.reason)
 	if t.detail != "" {
 		msg += ": " + validation.Short(t.detail)
 	}
 	msg = sentence(msg)
 	if t.others > 0 {
-		msg += fmt.Sprintf(" %s cannot start for another reason.", count(t.others, "more pod", "more pods"))
+		msg += fmt.Sprintf(" %s cannot start for another reason.", english.Count(t.others, "more pod", "more pods"))
 	}
 	return msg
 }

@@ -11,6 +11,7 @@ import (
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
 	"github.com/example/webapp-operator/api/v1/validation"
+	"github.com/example/webapp-operator/internal/english"
 )
 
 // routeCondition reports, while spec.route is set, whether the Gateways the observed HTTPRoute
@@ -91,7 +92,7 @@ func routeState(p *Parent, r *ObservedRoute) routeReport {
 		names = append(names, gw)
 	}
 	return routeReport{ok: true, reason: webappv1.ReasonRouteAccepted, accepted: accepted,
-		message: fmt.Sprintf("HTTPRoute %s is accepted by %s %s.", p.Name, plural(len(names), "Gateways", "Gateway"), strings.Join(names, ", "))}
+		message: fmt.Sprintf("HTTPRoute %s is accepted by %s %s.", p.Name, english.Plural(len(names), "Gateway", "Gateways"), strings.Join(names, ", "))}
 }
 
 // findCondition returns the condition of type t, or nil.

@@ -7,14 +7,13 @@ import (
 	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
-	"github.com/example/webapp-operator/api/v1/validation"
+	"github.com/example/webapp-operator/internal/english"
 )
 
 // report is what a decision says of a WebApp, beyond what its observed children show: its phase
@@ -32,6 +31,8 @@ type report struct {
 	// desiredReplicas, the status takes the observed Deployment's count.
 	restarts        int32
 	desiredReplicas *int32
+	// canary is status.canary: the canary's state, carried from one call to the next.
+	canary *webappv1.CanaryStatus
 }
 
 // statedCondition is a condition as a decision states it; newStatus gives it the WebApp's
@@ -56,6 +57,7 @@ func newStatus(req *Request, obs observedChildren, now time.Time, r report) weba
 		Message:            strings.Join(append([]string{r.message}, r.notes...), " "),
 		Restarts:           r.restarts,
 		DesiredReplicas:    r.desiredReplicas,
+		Canary:             r.canary,
 	}
 	if dep := obs.deployment; dep != nil {
 		st := dep.Deployment.Status
@@ -215,7 +217,6 @@ func rollout(p *Parent, d *ObservedDeployment, hash string, desired int32, troub
 	if d == nil {
 		return webappv1.PhasePending, webappv1.ReasonDeploymentMissing, fmt.Sprintf("Waiting for Deployment %s to be created.", p.Name)
 	}
-	st := d.Status
 	progressing := func(msg string) (webappv1.Phase, string, string) {
 		return webappv1.PhaseProgressing, webappv1.ReasonRolloutInProgress, msg
 	}
@@ -225,30 +226,22 @@ func rollout(p *Parent, d *ObservedDeployment, hash string, desired int32, troub
 	switch {
 	case d.SpecHash != hash || replicasOf(d) != desired:
 		return progressing(fmt.Sprintf("Waiting for Deployment %s to be updated to the current spec.", p.Name))
-	case st.ObservedGeneration < d.Generation:
+	case !d.observed():
 		return progressing(fmt.Sprintf("Waiting for Deployment %s's controller to observe generation %d.", p.Name, d.Generation))
 	}
-	if c := deploymentCondition(st, appsv1.DeploymentReplicaFailure); c != nil && c.Status == string(corev1.ConditionTrue) {
-		return webappv1.PhaseDegraded, createFailureReason(c),
-			fmt.Sprintf("Deployment %s cannot create pods: %s", p.Name, sentence(validation.Cut(refusal(c.Message), maxQuotedMessage)))
-	}
-	if c := deploymentCondition(st, appsv1.DeploymentProgressing); c != nil && c.Reason == "ProgressDeadlineExceeded" {
-		return webappv1.PhaseDegraded, webappv1.ReasonProgressDeadlineExceeded,
-			fmt.Sprintf("Deployment %s exceeded its progress deadline: %s", p.Name, sentence(c.Message))
+	switch f := d.failure(); {
+	case f != nil && f.deadline:
+		return webappv1.PhaseDegraded, f.reason, fmt.Sprintf("Deployment %s exceeded its progress deadline: %s", p.Name, sentence(f.message))
+	case f != nil:
+		return webappv1.PhaseDegraded, f.reason, fmt.Sprintf("Deployment %s cannot create pods: %s", p.Name, f.refused())
 	}
 	switch {
-	case st.UpdatedReplicas < desired:
-		return progressing(fmt.Sprintf("Rollout in progress: %d of %d new replicas updated.", st.UpdatedReplicas, desired))
-	case st.Replicas > st.UpdatedReplicas:
-		return progressing(fmt.Sprintf("Rollout in progress: %s pending termination.", count(int(st.Replicas-st.UpdatedReplicas), "old replica")))
-	case st.AvailableReplicas < desired:
-		return progressing(fmt.Sprintf("Rollout in progress: %d of %d updated replicas available.", st.AvailableReplicas, desired))
-	case st.Replicas != desired || st.UpdatedReplicas != desired:
-		return progressing(fmt.Sprintf("Rollout in progress: %d replicas running, %d desired.", st.Replicas, desired))
+	case !d.rolledOut(desired):
+		return progressing(d.progress(desired))
 	case desired == 0:
 		return webappv1.PhaseReady, webappv1.ReasonRolloutComplete, "Scaled to zero."
 	}
-	return webappv1.PhaseReady, webappv1.ReasonRolloutComplete, fmt.Sprintf("All %s available and up to date.", count(int(desired), "replica"))
+	return webappv1.PhaseReady, webappv1.ReasonRolloutComplete, fmt.Sprintf("All %s available and up to date.", english.Count(desired, "replica"))
 }
 
 // createFailureReason is the Ready reason for a Deployment's ReplicaFailure condition c: a finer
@@ -274,16 +267,6 @@ func refusal(m string) string {
 		return rest
 	}
 	return m
-}
-
-// deploymentCondition returns the Deployment condition of type t whose status is known, or nil.
-func deploymentCondition(st ObservedDeploymentStatus, t appsv1.DeploymentConditionType) *ObservedCondition {
-	for i := range st.Conditions {
-		if st.Conditions[i].Type == string(t) && st.Conditions[i].Status != string(corev1.ConditionUnknown) {
-			return &st.Conditions[i]
-		}
-	}
-	return nil
 }
 
 // ingressCondition reports whether the WebApp's observed Ingress, c (nil when none), has a

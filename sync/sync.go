@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/internal/english"
 )
 
 // FinalizeResyncSeconds is how soon Metacontroller is asked to call finalize again while a teardown
@@ -28,6 +29,10 @@ type Response struct {
 	// ResyncAfterSeconds asks for one more call after this delay; 0 asks for none. From Sync, it
 	// is set only while a canary's timer runs, and the answer holds only until it runs out.
 	ResyncAfterSeconds float64
+	// Timed is true when the answer holds only at the time of the call: a canary's timer runs,
+	// and a later call may decide otherwise on the same request. Such an answer must not be
+	// replayed; it is not part of the JSON answer.
+	Timed bool
 	// Finalized is set by Finalize only: true once no child is observed.
 	Finalized *bool
 }
@@ -50,34 +55,26 @@ func Sync(req *Request, now time.Time) Response {
 	// 1. Validate: an invalid spec changes nothing.
 	if errs := Validate(p); len(errs) > 0 {
 		invalid := report{phase: webappv1.PhaseInvalid, reason: webappv1.ReasonInvalidSpec, message: "Invalid spec, children left unchanged: " + errorsMessage(errs) + "."}
-		status := newStatus(req, observe(req), now, invalid)
-		status.Canary = p.Canary // carried forward: a canary goes on where it was once the spec is valid
-		return Response{Status: status, Children: keptAll(req.Children)}
+		invalid.canary = p.Canary // carried forward: a canary goes on where it was once the spec is valid
+		return Response{Status: newStatus(req, observe(req), now, invalid), Children: keptAll(req.Children)}
 	}
 
-	// 2. Build the children: those the spec asks for, then every child the hook does not build.
+	// 2. Build the children as without a canary: those the spec asks for.
 	obs := observe(req) // each observed child looked up once, here
 	observed := obs.deploymentView()
 	cfg := checkConfig(p, &req.Related, observed)
 	labels, selector, podLabels := childLabels(p, observed)
 	replicas := replicasFor(&p.Spec, observed)
 	deployment := desiredDeployment(p, replicas, labels, selector, podLabels, cfg)
-	plan := planCanary(req, &obs, deployment, *replicas, now) // nil without a canary
 	var children []runtime.Object
 	switch {
-	case cfg.missing == nil && plan != nil && !plan.StableTemplate && obs.deployment != nil:
-		children = append(children, withReplicas(obs.deployment, *replicas)) // its template held
 	case cfg.missing == nil:
 		children = append(children, deployment)
 	case obs.deployment != nil: // not rolled into pods that could not start
 		children = append(children, keptForm(obs.deployment))
 	}
 	if p.Spec.Port != nil {
-		svc := desiredService(p, labels, podLabels)
-		if plan != nil && plan.Relax {
-			svc.Spec.Selector = relaxed(podLabels)
-		}
-		children = append(children, svc)
+		children = append(children, desiredService(p, labels, podLabels))
 	}
 	if p.Spec.Ingress != nil {
 		children = append(children, desiredIngress(p, labels))
@@ -89,33 +86,26 @@ func Sync(req *Request, now time.Time) Response {
 		children = append(children, desiredAutoscaler(p, labels))
 	}
 	if p.Spec.Route != nil && req.Declares(RouteKind) { // else Routed says why there is none
-		route := desiredRoute(p, labels)
-		if plan != nil && plan.Split {
-			route.Spec.Rules[0].BackendRefs = splitBackends(p, plan.StableWeight, plan.CanaryWeight)
-		}
-		children = append(children, route)
+		children = append(children, desiredRoute(p, labels))
 	}
-	if plan != nil {
-		children = append(children, canaryChildren(p, &obs, plan, podLabels, cfg)...)
+
+	// 3. The status, in one pass over what was observed.
+	r := syncReport(req, &obs, deployment.Annotations[AnnotationSpecHash], *replicas, cfg)
+	var resp Response
+
+	// 4. A canary, when the WebApp has or had one, changes what was built, in one step.
+	if d := decideCanary(req, &obs, deployment, *replicas, now); d != nil {
+		children = withCanary(children, d, p, &obs, deployment, *replicas, podLabels, cfg)
+		r = withCanaryReport(r, d, cfg)
+		resp.ResyncAfterSeconds, resp.Timed = resyncSeconds(d.ResyncAfter), d.Timed
 	}
+
+	// 5. Every child the hook does not build, unchanged.
 	for _, c := range obs.others {
 		children = append(children, keptForm(c))
 	}
-
-	// 3. Compute the status, in one pass over what was observed.
-	r := syncReport(req, &obs, deployment.Annotations[AnnotationSpecHash], *replicas, cfg)
-	if plan == nil {
-		return Response{Status: newStatus(req, obs, now, r), Children: children}
-	}
-	if cr := canaryReport(plan); cr != nil && cfg.missing == nil {
-		r.phase, r.reason, r.message = cr.phase, cr.reason, cr.message
-	}
-	if ro := p.Spec.Rollout; ro != nil && ro.Canary != nil {
-		r.conditions = append(r.conditions, canaryCondition(plan))
-	}
-	status := newStatus(req, obs, now, r)
-	status.Canary = plan.Status
-	return Response{Status: status, Children: children, ResyncAfterSeconds: resyncSeconds(plan.ResyncAfter)}
+	resp.Status, resp.Children = newStatus(req, obs, now, r), children
+	return resp
 }
 
 // errorsMessage joins the problems of a list, each in apimachinery's form
@@ -161,9 +151,9 @@ func Finalize(req *Request, now time.Time) Response {
 		switch {
 		case services+others > 0:
 			children = append(children, keptForm(c))
-		case !scaledDown(c):
+		case !c.Deployment.scaledDown():
 			scaling++
-			pods += podsLeft(c)
+			pods += int(c.Deployment.podsLeft())
 			children = append(children, scaledToZero(c))
 		}
 	}
@@ -175,18 +165,17 @@ func Finalize(req *Request, now time.Time) Response {
 	case done:
 		msg = "All children are deleted; the WebApp can go."
 	case services+others > 0:
-		what := count(services, "Service")
+		what := english.Count(services, "Service")
 		if others > 0 {
-			what = count(services+others, "child other than Deployments", "children other than Deployments")
+			what = english.Count(services+others, "child other than Deployments", "children other than Deployments")
 		}
-		msg = fmt.Sprintf("Deleting %s first so that traffic stops; %s %s.", what, count(deployments, "Deployment"), plural(deployments, "remain", "remains"))
+		msg = fmt.Sprintf("Deleting %s first so that traffic stops; %s %s.", what, english.Count(deployments, "Deployment"), english.Plural(deployments, "remains", "remain"))
 	case scaling > 0:
-		msg = fmt.Sprintf("Scaling %s to zero; %s left.", count(scaling, "Deployment"), count(pods, "pod"))
+		msg = fmt.Sprintf("Scaling %s to zero; %s left.", english.Count(scaling, "Deployment"), english.Count(pods, "pod"))
 	default:
-		msg = fmt.Sprintf("Deleting %s now that it has no pods.", count(deployments, "Deployment"))
+		msg = fmt.Sprintf("Deleting %s now that it has no pods.", english.Count(deployments, "Deployment"))
 	}
-	status := newStatus(req, observe(req), now, report{phase: webappv1.PhaseTerminating, reason: webappv1.ReasonTerminating, message: msg})
-	status.Canary = req.Parent.Canary
+	status := newStatus(req, observe(req), now, report{phase: webappv1.PhaseTerminating, reason: webappv1.ReasonTerminating, message: msg, canary: req.Parent.Canary})
 	resp := Response{
 		Status:    status,
 		Children:  children,
@@ -196,21 +185,4 @@ func Finalize(req *Request, now time.Time) Response {
 		resp.ResyncAfterSeconds = FinalizeResyncSeconds
 	}
 	return resp
-}
-
-// scaledDown reports whether a Deployment asks for no pods and its controller has confirmed that
-// none are left, terminating ones included.
-func scaledDown(c *Child) bool {
-	d := c.Deployment
-	return replicasOf(d) == 0 && d.Status.ObservedGeneration >= d.Generation && podsLeft(c) == 0
-}
-
-// podsLeft counts a Deployment's pods, running and terminating.
-func podsLeft(c *Child) int {
-	st := c.Deployment.Status
-	n := int(st.Replicas)
-	if t := st.TerminatingReplicas; t != nil {
-		n += int(*t)
-	}
-	return n
 }

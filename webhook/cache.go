@@ -9,10 +9,10 @@ import (
 // answerCache remembers recent answers by the exact bytes of the request they answered.
 //
 // The decision is a pure function of the request and the time, and the time matters little:
-// it stamps a condition that changes, and it runs a canary's timers, which the answer names by
-// asking for a call when the first runs out (resyncAfterSeconds). Such a sync answer is not
-// cached: replayed later, it would be wrong once the timer ran out, and its resyncAfterSeconds,
-// counted from the replay, would wake Metacontroller late.
+// it stamps a condition that changes, and it runs a canary's timers. An answer says itself when
+// it holds only at the time of the call (sync.Response.Timed): such an answer is not cached, as
+// replayed later it would be wrong once the timer ran out, and its resyncAfterSeconds, counted
+// from the replay, would wake Metacontroller late.
 // Metacontroller asks the same question again and again: every resync of an
 // unchanged WebApp sends a byte-identical request. Answering those from memory skips decoding,
 // deciding and encoding. It also makes a repeated request get exactly the same answer, the

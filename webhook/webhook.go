@@ -380,7 +380,7 @@ func (h *Handler) answer(path string, body []byte, hk hook) (e *cacheEntry, cach
 			resp = sync.Finalize(req, h.opts.Now())
 		} else {
 			resp = sync.Sync(req, h.opts.Now())
-			timed = resp.ResyncAfterSeconds > 0 // a canary's timer: the answer holds only until it runs out
+			timed = resp.Timed // it holds only now: a canary's timer runs
 		}
 		out, err = resp.MarshalJSON() // the encoding itself: json.Marshal would check and copy it once more
 		e.phase, e.children = string(resp.Status.Phase), len(resp.Children)

@@ -95,6 +95,25 @@ type CanaryStep struct {
 	PauseSeconds *int32 `json:"pauseSeconds,omitempty"`
 }
 
+// CanaryStepKind says how a canary step ends. A new kind of step is a constant here, a case in
+// Kind, and a row of the canary's table (canary.Transitions) that ends it.
+type CanaryStepKind int
+
+const (
+	// StepTimed holds its weight for pauseSeconds once it is in place; then the canary goes on.
+	StepTimed CanaryStepKind = iota
+	// StepManual holds its weight until the canary is promoted by hand.
+	StepManual
+)
+
+// Kind is how s ends: StepTimed with pauseSeconds, StepManual without.
+func (s CanaryStep) Kind() CanaryStepKind {
+	if s.PauseSeconds == nil {
+		return StepManual
+	}
+	return StepTimed
+}
+
 // CanaryPhase is where a canary stands.
 // +kubebuilder:validation:Enum=Progressing;Paused;Promoting;Promoted;Aborted;RolledBack
 type CanaryPhase string

@@ -223,9 +223,9 @@ type observedHead struct {
 		Annotations struct {
 			SpecHash          string `json:"webapp.example.com/spec-hash"`           // sync.AnnotationSpecHash
 			PartialConfigHash string `json:"webapp.example.com/partial-config-hash"` // sync.AnnotationPartialConfigHash, on Deployments
-			Revision          string `json:"webapp.example.com/revision"`            // sync.AnnotationRevision, on a canary Deployment
-			Aborted           string `json:"webapp.example.com/aborted"`             // sync.AnnotationAborted, on an aborted canary Deployment
-			Promoting         string `json:"webapp.example.com/promoting"`           // sync.AnnotationPromoting, on a canary Deployment being promoted
+			Revision          string `json:"webapp.example.com/revision"`            // canary.AnnotationRevision, on a canary Deployment
+			Aborted           string `json:"webapp.example.com/aborted"`             // canary.AnnotationAborted, on an aborted canary Deployment
+			Promoting         string `json:"webapp.example.com/promoting"`           // canary.AnnotationPromoting, on a canary Deployment being promoted
 		} `json:"annotations"`
 	} `json:"metadata"`
 }

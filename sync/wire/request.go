@@ -327,7 +327,6 @@ func (w *wireStatus) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 // again from its first step (the stable pods are not touched).
 type wireCanary struct{ status *webappv1.CanaryStatus }
 
-
 // UnmarshalJSONFrom implements json/v2's UnmarshalerFrom.
 func (w *wireCanary) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	w.status = nil

@@ -1,0 +1,89 @@
+package canary
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/internal/english"
+)
+
+// weight is status.canary.weight in o: the weight the observed route gives the canary, or,
+// while the canary serves before its promotion hands the traffic back, 0 with a route that does
+// not split yet and the weight its available pods cover without a route; nil otherwise.
+func (s *state) weight(o *Output) *int32 {
+	var w int32
+	switch {
+	case s.routeSplit():
+		w = s.in.Route.CanaryWeight
+	case !o.Serving || o.Stage == HandingBack || o.Stage == Draining:
+		return nil
+	case !s.in.Routed:
+		w = s.safeWeight()
+	}
+	return &w
+}
+
+// message is status.canary.message in o: what the canary's stage is, and what holds it.
+func (s *state) message(o *Output) string {
+	var msg string
+	switch o.Stage {
+	case AtStep:
+		msg = s.stepMessage()
+	case ScalingUp:
+		msg = fmt.Sprintf("Promoting: the canary scales to %d pods (%d available) and then takes all the traffic.", s.in.StableReplicas, s.available())
+	case TakingOver:
+		msg = fmt.Sprintf("Promoting: the canary has all the traffic while Deployment %s rolls to revision %s.", s.in.Name, s.in.Revision)
+	case HandingBack:
+		msg = "Promoting: Deployment " + s.in.Name + " runs the canary's template; the traffic goes back to it."
+	case Draining:
+		msg = "Promoting: Deployment " + s.in.Name + " runs the canary's template and has all the traffic; the canary scales to zero."
+	default:
+		msg = s.endMessage()
+	}
+	if o.Serving && !s.in.Routed && o.Stage != HandingBack && o.Stage != Draining {
+		msg += " Without an HTTPRoute the Service " + s.in.Name + " splits the traffic by pod count, not by weight."
+	}
+	if n := s.next.FailedChecks; n > 0 && o.Serving && s.phase() != webappv1.CanaryPromoting {
+		msg += fmt.Sprintf(" %d of %d failed checks: %s.", n, *s.in.Plan.MaxFailedChecks, strings.TrimSuffix(s.next.LastFailedCheck, "."))
+	}
+	return msg
+}
+
+// stepMessage says where a canary at a step stands.
+func (s *state) stepMessage() string {
+	step := fmt.Sprintf("Step %d of %d", s.stepIndex()+1, len(s.in.Plan.Steps))
+	w, want := s.target(), s.replicasFor(s.target())
+	switch {
+	case s.phase() == webappv1.CanaryPaused:
+		return fmt.Sprintf("%s: %d%% of the traffic on the canary, paused until it is promoted (annotate the WebApp with %s=%s).", step, w, webappv1.AnnotationPromote, s.next.Revision)
+	case s.next.PauseStartTime != nil:
+		d, _ := s.pause()
+		return fmt.Sprintf("%s: %d%% of the traffic on the canary, held for %s from %s.", step, w, d, s.next.PauseStartTime.UTC().Format(time.RFC3339))
+	case s.available() < want || s.in.Canary == nil || s.in.Canary.Replicas < want:
+		return fmt.Sprintf("%s: waiting for %d canary %s to be available (%d %s) before %d%% of the traffic goes to it.", step, want, english.Plural(want, "pod", "pods"), s.available(), english.Plural(s.available(), "is", "are"), w)
+	case s.in.Routed:
+		return fmt.Sprintf("%s: waiting for the HTTPRoute to send %d%% of the traffic to the canary and for its Gateways to accept it.", step, w)
+	}
+	return fmt.Sprintf("%s: %d%% of the traffic on the canary.", step, w)
+}
+
+// endMessage says how the last canary ended.
+func (s *state) endMessage() string {
+	switch s.phase() {
+	case webappv1.CanaryPromoted:
+		return fmt.Sprintf("Revision %s was promoted: the stable Deployment runs it.", s.next.Revision)
+	case webappv1.CanaryRolledBack:
+		return fmt.Sprintf("Revision %s was rolled back: the pod template is the stable one again.", s.next.Revision)
+	case webappv1.CanaryAborted:
+		if last := s.in.Last; last != nil && last.Phase == webappv1.CanaryAborted && last.Revision == s.next.Revision && last.Message != "" {
+			return last.Message // said when it was aborted
+		}
+		if !abortAsked(s) && s.next.LastFailedCheck != "" {
+			return fmt.Sprintf("Revision %s was aborted after %s: %s. The stable Deployment was not touched; a new pod template starts a new canary.", s.next.Revision, english.Count(s.next.FailedChecks, "failed check"), strings.TrimSuffix(s.next.LastFailedCheck, "."))
+		}
+		return fmt.Sprintf("Revision %s was aborted by the %s annotation. The stable Deployment was not touched; a new pod template starts a new canary.", s.next.Revision, webappv1.AnnotationAbort)
+	}
+	return ""
+}

@@ -1,0 +1,282 @@
+package canary
+
+import (
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	webappv1 "github.com/example/webapp-operator/api/v1"
+)
+
+// state is one call's working copy: the input, and the status the rows compute.
+type state struct {
+	in   *Input
+	next webappv1.CanaryStatus
+	// verdict is what the row "the checks run" found in this call: the first failing check's
+	// sentence, "" when none failed or no check ran. The timer of the check interval reads it.
+	verdict string
+}
+
+// Next reads Transitions for in, and returns the next canary status and what the children
+// should be (Stages). It is a pure function of in: in.Last is never modified.
+func Next(in Input) Output {
+	s := &state{in: &in}
+	if in.Last != nil {
+		s.next = clone(in.Last)
+	}
+	var fired []string
+	moved := false
+	for i := range Transitions {
+		r := &Transitions[i]
+		if r.Kind == Move && moved || !slices.Contains(r.From, s.phase()) || r.When != nil && !r.When(s) {
+			continue
+		}
+		if r.Do != nil {
+			r.Do(s)
+		}
+		if r.Kind == Move {
+			s.next.Phase, moved = r.To, true
+		}
+		fired = append(fired, r.Name)
+	}
+	o := s.children()
+	o.Fired = fired
+	o.Annotations = s.annotations(&o)
+	if s.phase() != None {
+		o.Status = &s.next
+		o.ResyncAfter = s.timer()
+		o.Timed = o.ResyncAfter > 0
+	}
+	o.Report = s.report(&o)
+	if in.Plan != nil {
+		o.Condition = s.condition()
+	}
+	return o
+}
+
+// children is the stage the canary is in, with what the children are in it (Stages).
+func (s *state) children() Output {
+	for _, r := range Stages {
+		if slices.Contains(r.In, s.phase()) && (r.When == nil || r.When(s)) {
+			o := r.Children(s)
+			o.Stage = r.Stage
+			return o
+		}
+	}
+	panic("canary: no stage for phase " + string(s.phase())) // Stages ends with a row for every phase
+}
+
+// annotations are the annotations the canary Deployment carries in o: the revision it runs, and
+// whether it is being promoted; or, kept after an abort, the revision that was aborted.
+func (s *state) annotations(o *Output) map[string]string {
+	switch {
+	case o.Form == Run && s.phase() == webappv1.CanaryPromoting:
+		return map[string]string{AnnotationRevision: s.in.Revision, AnnotationPromoting: s.in.Revision}
+	case o.Form == Run:
+		return map[string]string{AnnotationRevision: s.in.Revision}
+	case (o.Form == Keep || o.Form == Zero) && s.phase() == webappv1.CanaryAborted:
+		return map[string]string{AnnotationAborted: s.next.Revision}
+	}
+	return nil
+}
+
+// report is what the canary says of the WebApp: Progressing while it runs, Degraded while the
+// spec asks for the template whose canary was aborted, and nil otherwise.
+func (s *state) report(o *Output) *Report {
+	st := o.Status
+	switch {
+	case st == nil:
+		return nil
+	case o.Serving:
+		return &Report{Phase: webappv1.PhaseProgressing, Reason: webappv1.ReasonCanaryProgressing, Message: "Canary " + st.Revision + ": " + st.Message}
+	case st.Phase == webappv1.CanaryAborted && st.Revision == s.in.Revision:
+		return &Report{Phase: webappv1.PhaseDegraded, Reason: webappv1.ReasonCanaryAborted, Message: st.Message}
+	}
+	return nil
+}
+
+// condition is the Canary condition: True unless aborted, its reason the phase.
+func (s *state) condition() *Condition {
+	if s.phase() == None {
+		return &Condition{OK: true, Reason: webappv1.ReasonCanaryIdle, Message: "No canary has run: the stable Deployment runs the current pod template."}
+	}
+	return &Condition{OK: s.phase() != webappv1.CanaryAborted, Reason: string(s.phase()), Message: s.next.Message}
+}
+
+// phase is the phase the canary is in, None before the first.
+func (s *state) phase() webappv1.CanaryPhase { return s.next.Phase }
+
+// names reports whether an annotation's value v names the spec's revision.
+func (s *state) names(v string) bool { return v != "" && v == s.in.Revision }
+
+// stepIndex is the index of the step the canary is at: the last one when the steps were edited
+// to fewer. step is that step, and atLastStep whether it is the last.
+func (s *state) stepIndex() int            { return min(int(s.next.Step), len(s.in.Plan.Steps)-1) }
+func (s *state) step() webappv1.CanaryStep { return s.in.Plan.Steps[s.stepIndex()] }
+func (s *state) atLastStep() bool          { return s.stepIndex() == len(s.in.Plan.Steps)-1 }
+
+// now is the call's time as the status stores it: to the second.
+func (s *state) now() metav1.Time { return metav1.NewTime(s.in.Now.UTC().Truncate(time.Second)) }
+
+// runsRevision reports whether the canary Deployment carries the spec's revision, with no pod of
+// another template left.
+func (s *state) runsRevision() bool {
+	c := s.in.Canary
+	return c != nil && c.Revision == s.in.Revision && c.Total == c.Updated
+}
+
+// stableRolled reports whether the stable Deployment runs the spec's revision, its rollout
+// complete.
+func (s *state) stableRolled() bool {
+	st := s.in.Stable
+	return st != nil && st.Revision == s.in.Revision && st.Complete
+}
+
+// routeSplit reports whether the observed route splits the traffic between the Services
+// <name>-stable and <name>-canary.
+func (s *state) routeSplit() bool { return s.in.Routed && s.in.Route != nil && s.in.Route.Split }
+
+// replicasFor is the canary's pod count for weight: ceil(weight × stable replicas / 100), at
+// least 1, and 0 when the WebApp is scaled to zero.
+func (s *state) replicasFor(weight int32) int32 {
+	n := s.in.StableReplicas
+	if n <= 0 {
+		return 0
+	}
+	return max(1, int32((int64(weight)*int64(n)+99)/100))
+}
+
+// available is how many of the canary's pods are available and of its revision: none until its
+// controller has observed the generation that brought the revision. A generation that only
+// scaled it does not count, so that the route keeps its weight while the controller catches up.
+func (s *state) available() int32 {
+	c := s.in.Canary
+	if !s.runsRevision() {
+		return 0
+	}
+	brought := s.next.TemplateGeneration
+	if c.ObservedGeneration < c.Generation && (brought == 0 || c.ObservedGeneration < brought) {
+		return 0
+	}
+	return c.Available
+}
+
+// target is the weight the canary's phase asks for: its step's, or 100 while promoting.
+func (s *state) target() int32 {
+	if s.phase() == webappv1.CanaryPromoting {
+		return 100
+	}
+	return s.step().Weight
+}
+
+// safeWeight is the largest weight, among those of the steps reached so far (and 100 while
+// promoting), that the canary's available pods cover; 0 when they cover none. The route never
+// asks more of the canary than that.
+func (s *state) safeWeight() int32 {
+	steps := s.in.Plan.Steps
+	ladder := make([]int32, 0, len(steps)+1)
+	for i := 0; i <= s.stepIndex(); i++ {
+		ladder = append(ladder, steps[i].Weight)
+	}
+	if s.phase() == webappv1.CanaryPromoting {
+		ladder = append(ladder, 100)
+	}
+	c := s.in.Canary
+	var safe int32
+	for _, w := range ladder {
+		if s.runsRevision() && c.Replicas >= s.replicasFor(w) && s.available() >= s.replicasFor(w) {
+			safe = max(safe, w)
+		}
+	}
+	return safe
+}
+
+// inPlace reports whether weight w is in place: the observed route carries it and its Gateways
+// accepted it, or, without a route, the canary's pods for it are available.
+func (s *state) inPlace(w int32) bool {
+	if !s.in.Routed {
+		return s.safeWeight() >= w
+	}
+	r := s.in.Route
+	return r != nil && r.Split && r.Accepted && r.CanaryWeight == w && r.StableWeight == 100-w
+}
+
+// stableTakesTemplate reports whether, in a promotion, the stable Deployment takes (or has
+// taken) the template: once the canary has all the traffic. From then on the stable rolls, and
+// the canary can no longer be aborted, only followed by a new template.
+func (s *state) stableTakesTemplate() bool {
+	return s.in.Stable != nil && s.in.Stable.Revision == s.in.Revision || s.inPlace(100)
+}
+
+// pause is the step's pauseSeconds as a duration, and whether the step is timed.
+func (s *state) pause() (time.Duration, bool) {
+	st := s.step()
+	if st.Kind() != webappv1.StepTimed {
+		return 0, false
+	}
+	return time.Duration(*st.PauseSeconds) * time.Second, true
+}
+
+// pauseOver reports whether the step's pause has run out.
+func (s *state) pauseOver() bool {
+	d, ok := s.pause()
+	return ok && s.next.PauseStartTime != nil && !s.in.Now.Before(s.next.PauseStartTime.Add(d))
+}
+
+// availableBy is when the canary's pods must all be available: the step's pauseSeconds plus
+// the availability grace after the step started, or after the canary was last asked for more
+// pods; false when the step has no start time.
+func (s *state) availableBy() (time.Time, bool) {
+	from := s.next.StepStartTime
+	if t := s.next.ScaleTime; t != nil && (from == nil || t.After(from.Time)) {
+		from = t
+	}
+	if from == nil {
+		return time.Time{}, false
+	}
+	d, _ := s.pause()
+	return from.Add(d + webappv1.CanaryAvailabilityGrace), true
+}
+
+// timer is how long until the next timer runs out: the step's pause, the availability deadline,
+// or the check interval before a failing check counts again; 0 when none runs.
+func (s *state) timer() time.Duration {
+	if !slices.Contains(atAStep, s.phase()) {
+		return 0
+	}
+	var at []time.Time
+	d, ok := s.pause()
+	if ok && s.next.PauseStartTime != nil {
+		at = append(at, s.next.PauseStartTime.Add(d))
+	}
+	if t, ok := s.availableBy(); ok && s.available() < s.replicasFor(s.target()) {
+		at = append(at, t)
+	}
+	if t := s.next.LastFailedCheckTime; t != nil && s.verdict != "" {
+		at = append(at, t.Add(webappv1.CanaryCheckInterval))
+	}
+	var soonest time.Duration
+	for _, t := range at {
+		if left := t.Sub(s.in.Now); left > 0 && (soonest == 0 || left < soonest) {
+			soonest = left
+		}
+	}
+	return soonest
+}
+
+// clone copies a status, so that what Next changes is never the input's.
+func clone(st *webappv1.CanaryStatus) webappv1.CanaryStatus {
+	c := *st
+	for _, t := range []**metav1.Time{&c.StepStartTime, &c.ScaleTime, &c.PauseStartTime, &c.LastFailedCheckTime} {
+		if *t != nil {
+			v := **t
+			*t = &v
+		}
+	}
+	if c.Weight != nil {
+		w := *c.Weight
+		c.Weight = &w
+	}
+	return c
+}

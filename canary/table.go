@@ -1,0 +1,223 @@
+package canary
+
+import (
+	"slices"
+
+	webappv1 "github.com/example/webapp-operator/api/v1"
+)
+
+// Kind says how a row of Transitions fires.
+type Kind int
+
+const (
+	// Record rows keep the phase and record what the call found: each fires whenever its phase
+	// and guard match.
+	Record Kind = iota
+	// Move rows decide the call: only the first whose phase and guard match fires.
+	Move
+)
+
+// String is "record" or "move", as the docs print the table.
+func (k Kind) String() string {
+	if k == Move {
+		return "move"
+	}
+	return "record"
+}
+
+// Row is one row of the canary's table of transitions.
+type Row struct {
+	// Name says what happened, as the docs print it and Output.Fired reports it.
+	Name string
+	// Kind says whether it records or moves.
+	Kind Kind
+	// From are the phases it fires in; None stands for no canary.
+	From []webappv1.CanaryPhase
+	// When is its guard; nil always holds.
+	When func(*state) bool
+	// To is the phase a Move row leads to; a Record row keeps the phase.
+	To webappv1.CanaryPhase
+	// Do is what it changes in the status besides the phase; nil changes nothing else.
+	Do func(*state)
+}
+
+// None is the phase of a WebApp before its first canary, or whose spec no longer asks for one.
+const None webappv1.CanaryPhase = ""
+
+// Sets of phases the rows fire in.
+var (
+	anyPhase = append([]webappv1.CanaryPhase{None}, webappv1.CanaryPhases...)
+	atAStep  = []webappv1.CanaryPhase{webappv1.CanaryProgressing, webappv1.CanaryPaused}
+	serving  = []webappv1.CanaryPhase{webappv1.CanaryProgressing, webappv1.CanaryPaused, webappv1.CanaryPromoting}
+	ended    = []webappv1.CanaryPhase{webappv1.CanaryPromoted, webappv1.CanaryAborted, webappv1.CanaryRolledBack}
+)
+
+// Transitions is the canary's table, the whole of its behaviour. Each call reads it once, top
+// to bottom, each row seeing what the rows above it did: a Record row fires whenever its phase
+// and guard match; of the Move rows, only the first whose phase and guard match fires. Every
+// change of the canary status is made by a row. What the children are follows from the phase
+// reached and the observations (Stages).
+var Transitions = []Row{
+	{Name: "the spec no longer asks for a canary: its status goes", Kind: Move,
+		From: anyPhase, When: noPlan, To: None, Do: forget},
+	{Name: "the canary Deployment is first seen to run the revision: the generation that brought it is recorded", Kind: Record,
+		From: webappv1.CanaryPhases, When: firstRunsRevision, Do: recordTemplateGeneration},
+	{Name: "the checks run; a failure counts, at most once every check interval", Kind: Record,
+		From: atAStep, When: sameRevision, Do: runChecks},
+	{Name: "rolled back: the template is the stable one again", Kind: Move,
+		From: append(slices.Clip(serving), webappv1.CanaryAborted), When: rolledBack, To: webappv1.CanaryRolledBack},
+	{Name: "a new template, before any canary or after one ended", Kind: Move,
+		From: []webappv1.CanaryPhase{None, webappv1.CanaryPromoted, webappv1.CanaryRolledBack}, When: differsFromStable, To: webappv1.CanaryProgressing, Do: start},
+	{Name: "a new template, mid-canary or after an abort", Kind: Move,
+		From: append(slices.Clip(serving), webappv1.CanaryAborted), When: newRevision, To: webappv1.CanaryProgressing, Do: start},
+	{Name: "aborted before: the canary Deployment says so, whatever an older status says", Kind: Move,
+		From: serving, When: abortedBefore, To: webappv1.CanaryAborted, Do: agreeWithAbort},
+	{Name: "abort asked", Kind: Move,
+		From: atAStep, When: abortAsked, To: webappv1.CanaryAborted},
+	{Name: "abort asked while promoting, before the stable Deployment takes the template", Kind: Move,
+		From: []webappv1.CanaryPhase{webappv1.CanaryPromoting}, When: abortAskedInTime, To: webappv1.CanaryAborted},
+	{Name: "checks failed maxFailedChecks times", Kind: Move,
+		From: atAStep, When: checksExhausted, To: webappv1.CanaryAborted},
+	{Name: "promote asked", Kind: Move,
+		From: atAStep, When: promoteAsked, To: webappv1.CanaryPromoting},
+	{Name: "promoting before: the canary Deployment says so, whatever an older status says", Kind: Move,
+		From: atAStep, When: promotingBefore, To: webappv1.CanaryPromoting},
+	{Name: "weight in place at a timed step: its pause starts", Kind: Move,
+		From: []webappv1.CanaryPhase{webappv1.CanaryProgressing}, When: pauseStarts, To: webappv1.CanaryProgressing, Do: startPause},
+	{Name: "weight in place at a manual step: paused until promoted", Kind: Move,
+		From: []webappv1.CanaryPhase{webappv1.CanaryProgressing}, When: waitsForPerson, To: webappv1.CanaryPaused},
+	{Name: "pause over: the next step", Kind: Move,
+		From: []webappv1.CanaryPhase{webappv1.CanaryProgressing}, When: pauseOverBeforeLast, To: webappv1.CanaryProgressing, Do: nextStep},
+	{Name: "pause over at the last step: promoting", Kind: Move,
+		From: []webappv1.CanaryPhase{webappv1.CanaryProgressing}, When: pauseOverAtLast, To: webappv1.CanaryPromoting},
+	{Name: "promoted: the stable Deployment runs the template, the canary's pods are gone", Kind: Move,
+		From: []webappv1.CanaryPhase{webappv1.CanaryPromoting}, When: promoted, To: webappv1.CanaryPromoted},
+	{Name: "more canary pods asked for within the step: their availability deadline starts now", Kind: Record,
+		From: atAStep, When: scaledUpWithinStep, Do: noteScaleTime},
+	{Name: "the status says where the canary stands: its weight, its pods and a message", Kind: Record,
+		From: webappv1.CanaryPhases, Do: report},
+}
+
+// The guards of the table.
+
+func noPlan(s *state) bool { return s.in.Plan == nil }
+
+func firstRunsRevision(s *state) bool {
+	return s.runsRevision() && s.next.Revision == s.in.Revision && s.next.TemplateGeneration == 0
+}
+
+func sameRevision(s *state) bool { return s.next.Revision == s.in.Revision }
+
+func rolledBack(s *state) bool {
+	return s.in.Stable != nil && s.in.Revision == s.in.Stable.Revision && s.in.Revision != s.next.Revision
+}
+
+func differsFromStable(s *state) bool {
+	return s.in.Stable != nil && s.in.Revision != s.in.Stable.Revision
+}
+
+func newRevision(s *state) bool { return differsFromStable(s) && s.next.Revision != s.in.Revision }
+
+func abortedBefore(s *state) bool { c := s.in.Canary; return c != nil && s.names(c.Aborted) }
+
+func abortAsked(s *state) bool { return s.names(s.in.Abort) }
+
+func abortAskedInTime(s *state) bool { return abortAsked(s) && !s.stableTakesTemplate() }
+
+func checksExhausted(s *state) bool { return s.next.FailedChecks >= *s.in.Plan.MaxFailedChecks }
+
+func promoteAsked(s *state) bool { return s.names(s.in.Promote) }
+
+func promotingBefore(s *state) bool { c := s.in.Canary; return c != nil && s.names(c.Promoting) }
+
+func pauseStarts(s *state) bool {
+	return s.step().Kind() == webappv1.StepTimed && s.next.PauseStartTime == nil && s.inPlace(s.target())
+}
+
+func waitsForPerson(s *state) bool {
+	return s.step().Kind() == webappv1.StepManual && s.inPlace(s.target())
+}
+
+func pauseOverBeforeLast(s *state) bool { return s.pauseOver() && !s.atLastStep() }
+
+func pauseOverAtLast(s *state) bool { return s.pauseOver() && s.atLastStep() }
+
+func promoted(s *state) bool {
+	c := s.in.Canary
+	return s.stableRolled() && (c == nil || c.ScaledDown)
+}
+
+func scaledUpWithinStep(s *state) bool {
+	last := s.in.Last
+	return last != nil && last.Revision == s.next.Revision && last.Step == s.next.Step && last.Replicas > 0 && s.replicasFor(s.target()) > last.Replicas
+}
+
+// The steps of the table: what a row changes besides the phase.
+
+func forget(s *state) { s.next = webappv1.CanaryStatus{} }
+
+func recordTemplateGeneration(s *state) { s.next.TemplateGeneration = s.in.Canary.Generation }
+
+func start(s *state) {
+	now := s.now()
+	s.next = webappv1.CanaryStatus{Revision: s.in.Revision, StepStartTime: &now, Restarts: s.in.Pods.Restarts}
+	s.verdict = ""
+}
+
+// agreeWithAbort makes an older status agree with the abort the canary Deployment records: one
+// that the annotation did not ask for was for maxFailedChecks failed checks. Metacontroller
+// writes a status computed from an older parent over a newer one (it retries a conflicting
+// write on the latest object), so both must come to the same status.
+func agreeWithAbort(s *state) {
+	if !abortAsked(s) {
+		s.next.FailedChecks = max(s.next.FailedChecks, *s.in.Plan.MaxFailedChecks)
+	}
+}
+
+func startPause(s *state) { now := s.now(); s.next.PauseStartTime = &now }
+
+func nextStep(s *state) {
+	now := s.now()
+	s.next.Step = int32(s.stepIndex() + 1)
+	s.next.StepStartTime, s.next.PauseStartTime, s.next.ScaleTime = &now, nil, nil
+}
+
+func noteScaleTime(s *state) { now := s.now(); s.next.ScaleTime = &now }
+
+// runChecks runs Checks on the canary; the first that fails is the call's verdict. The failure
+// counts when none has in the last check interval.
+func runChecks(s *state) {
+	for _, c := range Checks {
+		if why := c.Fails(s); why != "" {
+			s.verdict = why
+			break
+		}
+	}
+	if s.verdict == "" {
+		return
+	}
+	if last := s.next.LastFailedCheckTime; last != nil && s.in.Now.Before(last.Add(webappv1.CanaryCheckInterval)) {
+		return // counted already in this interval
+	}
+	now := s.now()
+	s.next.FailedChecks++
+	s.next.LastFailedCheckTime = &now
+	s.next.Restarts = s.in.Pods.Restarts
+	s.next.LastFailedCheck = s.verdict
+}
+
+// report completes the status with what the stage shows: the canary's weight and pods, and a
+// message.
+func report(s *state) {
+	o := s.children()
+	s.next.Weight = s.weight(&o)
+	switch o.Form {
+	case Run:
+		s.next.Replicas = o.Replicas
+	case Keep:
+		s.next.Replicas = s.in.Canary.Replicas
+	default:
+		s.next.Replicas = 0
+	}
+	s.next.Message = s.message(&o)
+}
