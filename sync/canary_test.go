@@ -590,6 +590,8 @@ func stableTemplateOf(t *testing.T, resp sync.Response) string {
 	return member(t, sent(t, resp, "Deployment/hello"), "spec", "template")
 }
 
+// TestSyncCanaryCases covers the canary's other ways through Sync. They share no state: each case
+// plays its own cluster (newCluster, running), so each runs alone.
 func TestSyncCanaryCases(t *testing.T) {
 	t.Run("turning the canary on rolls nothing: the answer is the same but for the Canary condition", func(t *testing.T) {
 		p := webapp(canarySpec("shop:1"))
