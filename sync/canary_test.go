@@ -1,8 +1,11 @@
 package sync_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -21,6 +24,7 @@ import (
 	"github.com/example/webapp-operator/canary"
 	"github.com/example/webapp-operator/hooktest"
 	"github.com/example/webapp-operator/sync"
+	"github.com/example/webapp-operator/sync/wire"
 )
 
 // canarySpec is a WebApp of 4 replicas with a route and a canary of two steps: 10% for 5
@@ -53,8 +57,8 @@ func newCluster(t *testing.T, p sync.Parent) *fakeCluster {
 	return &fakeCluster{t: t, parent: p, status: map[string]any{}, now: now}
 }
 
-// requestBody renders the request of the next call as Metacontroller sends it (v2 keys), for
-// the fuzz target's seeds.
+// requestBody renders the request of the next call as Metacontroller sends it (v2 keys): what
+// TestCanaryWalk keeps in testdata/canary.
 func (c *fakeCluster) requestBody() []byte {
 	c.t.Helper()
 	children := map[string]map[string]json.RawMessage{}
@@ -171,149 +175,268 @@ func canaryOf(resp sync.Response) string {
 	return fmt.Sprintf("%s step=%d weight=%s replicas=%d", st.Phase, st.Step, w, st.Replicas)
 }
 
-// TestSyncCanary follows one canary through Sync, from the template change to its promotion by
-// hand, with the cluster around it played by fakeCluster.
-func TestSyncCanary(t *testing.T) {
-	c := newCluster(t, webapp(canarySpec("shop:1")))
+// canaryRevisionAnnotation is the canary Deployment's revision annotation: its one reference in
+// this file, as it may move to package canary.
+const canaryRevisionAnnotation = canary.AnnotationRevision
+
+// canaryStep is one call of a canary, from the template change to its promotion by hand: a case
+// of TestSyncCanary, which answers the call's committed request at its time and checks the
+// answer, and a step of TestCanaryWalk, which makes that request.
+type canaryStep struct {
+	name string
+	// at is the time of the call, after now (the time of the WebApp's first call, two calls
+	// before the first step): TestSyncCanary answers the step's request at now.Add(at), and
+	// TestCanaryWalk calls then. The request does not hold it.
+	at time.Duration
+	// status and promote are for TestCanaryWalk alone, which makes the request: the statuses the
+	// cluster reports from this call on, by "Kind/name", and whether the WebApp is annotated to
+	// promote the canary's revision at this call.
+	status  map[string]any
+	promote bool
+	// canary, backends and replicas are the answer's canary status (canaryOf), route backends
+	// (backends) and replicas asked of the stable and the canary Deployment ("stable/canary").
+	canary   string
+	backends string
+	replicas string
+	check    func(t *testing.T, resp sync.Response)
+}
+
+// canarySteps follow one canary of canarySpec: shop:1 running on 4 pods with an accepted route,
+// changed to shop:2 at the first step, and promoted by hand once paused at 50%.
+//
+// Their fixtures, and the test that owns each (the only one that writes it, with -update):
+//
+//   - testdata/canary/step-NN.request.json, the request of the call of canarySteps[NN-1] as
+//     Metacontroller sends it (v2 keys), belong to TestCanaryWalk, which makes them by playing the
+//     cluster around one canary call by call (fakeCluster). Without -update it compares each
+//     request it would send with the committed file and fails with a diff when they drift. They
+//     are read by TestSyncCanary (each case its own), FuzzDecide (seeds), BenchmarkSyncCanary
+//     (step-06), webhook's TestCacheSkipsTimedAnswers (step-04, which needs the pause running)
+//     and docs/development.md.
+//   - testdata/answers/TestSyncCanary/<case>.json, the answer to each of those requests at its
+//     step's time, belong to TestSyncCanary (golden). No other Go test reads them; the end-to-end
+//     suite (e2e TestAnswers) applies them to a real apiserver (dry run).
+//
+// So -update on TestSyncCanary rewrites answers to the committed requests and never a request,
+// and -update on TestCanaryWalk rewrites requests that TestSyncCanary then answers afresh: a
+// change of the walk shows as changed answers, not as silently rewritten ones. `go test ./sync
+// -update` runs the walk first (it is declared first, and a package's tests run in that order)
+// and TestSyncCanary after it, on the new requests; run `go test ./webhook` after it too, the
+// other reader. The walk's name does not contain "TestSyncCanary", so that
+// `-run 'TestSyncCanary/5_s_later'` runs that one case and not the walk.
+var canarySteps = []canaryStep{
+	{name: "the new template goes to a canary of 1 pod; the stable Deployment keeps its own", at: 2 * time.Second,
+		canary: "Progressing step=0 weight=0 replicas=1", backends: "hello=1", replicas: "4/1",
+		check: func(t *testing.T, resp sync.Response) {
+			_, first, _ := canaryIdle(t)
+			if got, want := stableTemplateOf(t, resp), stableTemplateOf(t, first); got != want {
+				t.Errorf("stable template =\n%s\nwant it unchanged:\n%s", got, want)
+			}
+			canary := sent(t, resp, "Deployment/hello-canary")
+			if got := member(t, canary, "spec", "template", "spec", "containers"); !strings.Contains(got, `"image":"shop:2"`) {
+				t.Errorf("canary containers %s; want image shop:2", got)
+			}
+			wantLabels := `{"app.kubernetes.io/instance":"hello","app.kubernetes.io/managed-by":"webapp-hook","webapp.example.com/track":"canary"}`
+			for _, path := range [][]string{{"metadata", "labels"}, {"spec", "selector", "matchLabels"}, {"spec", "template", "metadata", "labels"}} {
+				if got := member(t, canary, path...); got != wantLabels {
+					t.Errorf("canary %v = %s; want %s", path, got, wantLabels)
+				}
+			}
+			if got, want := member(t, canary, "metadata", "annotations", canaryRevisionAnnotation), `"`+resp.Status.Canary.Revision+`"`; got != want {
+				t.Errorf("canary revision annotation %s; want %s", got, want)
+			}
+			if got := member(t, sent(t, resp, "Service/hello-canary"), "spec", "selector"); got != wantLabels {
+				t.Errorf("Service hello-canary selects %s; want %s", got, wantLabels)
+			}
+			stableSelector := `{"app.kubernetes.io/instance":"hello","app.kubernetes.io/managed-by":"webapp-hook","app.kubernetes.io/name":"webapp"}`
+			for _, svc := range []string{"Service/hello", "Service/hello-stable"} {
+				if got := member(t, sent(t, resp, svc), "spec", "selector"); got != stableSelector {
+					t.Errorf("%s selects %s; want %s", svc, got, stableSelector)
+				}
+			}
+			if resp.Status.Phase != webappv1.PhaseProgressing || conditionOf(resp.Status, webappv1.ConditionReady) != "False/CanaryInProgress" || conditionOf(resp.Status, webappv1.ConditionCanary) != "True/Progressing" {
+				t.Errorf("phase %s, conditions %v; want Progressing, Ready False/CanaryInProgress, Canary True/Progressing", resp.Status.Phase, resp.Status.Conditions)
+			}
+			if resp.ResyncAfterSeconds != 125 {
+				t.Errorf("resyncAfterSeconds = %v; want 125, the availability deadline", resp.ResyncAfterSeconds)
+			}
+		}},
+	{name: "the canary's pod is available and its Services observed: the route sends it 10%", at: 3 * time.Second,
+		status: map[string]any{"Deployment/hello-canary": depStatus(1, 1, 1, 1, 1)},
+		canary: "Progressing step=0 weight=0 replicas=1", backends: "hello-stable=90,hello-canary=10", replicas: "4/1"},
+	{name: "the route carries 10% and is accepted: the pause starts, and the Service hello selects the canary's pod too", at: 4 * time.Second,
+		canary: "Progressing step=0 weight=10 replicas=1", backends: "hello-stable=90,hello-canary=10", replicas: "4/1",
+		check: func(t *testing.T, resp sync.Response) {
+			if got := member(t, sent(t, resp, "Service/hello"), "spec", "selector"); got != `{"app.kubernetes.io/instance":"hello","app.kubernetes.io/managed-by":"webapp-hook"}` {
+				t.Errorf("Service hello selects %s; want the canary's pods too", got)
+			}
+			if resp.ResyncAfterSeconds != 5 || resp.Status.Canary.PauseStartTime == nil {
+				t.Errorf("resyncAfterSeconds %v, pauseStartTime %v; want 5 and set", resp.ResyncAfterSeconds, resp.Status.Canary.PauseStartTime)
+			}
+		}},
+	{name: "5 s later: step 2 scales the canary to 2 pods, the route keeps 10% meanwhile", at: 9 * time.Second,
+		canary: "Progressing step=1 weight=10 replicas=2", backends: "hello-stable=90,hello-canary=10", replicas: "4/2"},
+	{name: "2 pods available: the route sends 50%", at: 10 * time.Second,
+		status: map[string]any{"Deployment/hello-canary": depStatus(1, 2, 2, 2, 2)},
+		canary: "Progressing step=1 weight=10 replicas=2", backends: "hello-stable=50,hello-canary=50", replicas: "4/2"},
+	{name: "50% in place, a step without pauseSeconds: Paused", at: 11 * time.Second,
+		canary: "Paused step=1 weight=50 replicas=2", backends: "hello-stable=50,hello-canary=50", replicas: "4/2"},
+	{name: "still paused a day later: nothing changes and no call is asked for", at: 24*time.Hour + 11*time.Second,
+		canary: "Paused step=1 weight=50 replicas=2", backends: "hello-stable=50,hello-canary=50", replicas: "4/2",
+		check: func(t *testing.T, resp sync.Response) {
+			if resp.ResyncAfterSeconds != 0 {
+				t.Errorf("resyncAfterSeconds = %v; want 0", resp.ResyncAfterSeconds)
+			}
+		}},
+	{name: "promoted by annotation: the canary scales to 4 pods first", at: 24*time.Hour + 12*time.Second, promote: true,
+		canary: "Promoting step=1 weight=50 replicas=4", backends: "hello-stable=50,hello-canary=50", replicas: "4/4"},
+	{name: "4 canary pods available: all the traffic goes to the canary", at: 24*time.Hour + 13*time.Second,
+		status: map[string]any{"Deployment/hello-canary": depStatus(1, 4, 4, 4, 4)},
+		canary: "Promoting step=1 weight=50 replicas=4", backends: "hello-stable=0,hello-canary=100", replicas: "4/4"},
+	{name: "the route carries it: the stable Deployment takes the template, as a WebApp without a canary would", at: 24*time.Hour + 14*time.Second,
+		canary: "Promoting step=1 weight=100 replicas=4", backends: "hello-stable=0,hello-canary=100", replicas: "4/4",
+		check: func(t *testing.T, resp sync.Response) {
+			p := webapp(canarySpec("shop:2"))
+			p.Spec.Rollout = nil
+			want, _ := desired(t, p)
+			if got := childOf[*appsv1.Deployment](resp.Children); got == nil || asJSON(t, got) != asJSON(t, want) {
+				t.Errorf("stable Deployment =\n%s\nwant\n%s", asJSON(t, got), asJSON(t, want))
+			}
+		}},
+	{name: "the stable Deployment rolled: the route goes back to the Service hello, which selects it alone", at: 24*time.Hour + 15*time.Second,
+		canary: "Promoting step=1 weight=100 replicas=4", backends: "hello=1", replicas: "4/4",
+		check: func(t *testing.T, resp sync.Response) {
+			if got := member(t, sent(t, resp, "Service/hello"), "spec", "selector"); !strings.Contains(got, webappv1.LabelName) {
+				t.Errorf("Service hello selects %s; want the stable pods only", got)
+			}
+		}},
+	{name: "the route is back: the canary scales to zero", at: 24*time.Hour + 16*time.Second,
+		canary: "Promoting step=1 weight=- replicas=0", backends: "hello=1", replicas: "4/0"},
+	{name: "the canary's pods are gone: it and its Services go, and the WebApp is Ready", at: 24*time.Hour + 17*time.Second,
+		status: map[string]any{"Deployment/hello-canary": depStatus(1, 0, 0, 0, 0)},
+		canary: "Promoted step=1 weight=- replicas=0", backends: "hello=1", replicas: "4/-",
+		check: func(t *testing.T, resp sync.Response) {
+			if got := names(t, resp.Children); fmt.Sprint(got) != "[Deployment/hello HTTPRoute/hello Service/hello]" {
+				t.Errorf("children %v; want the stable Deployment, its Service and the route", got)
+			}
+			if resp.Status.Phase != webappv1.PhaseReady || conditionOf(resp.Status, webappv1.ConditionCanary) != "True/Promoted" {
+				t.Errorf("phase %s, conditions %v; want Ready and Canary True/Promoted", resp.Status.Phase, resp.Status.Conditions)
+			}
+		}},
+}
+
+// canaryFixture is the committed request of canarySteps[i].
+func canaryFixture(i int) string {
+	return filepath.Join("testdata", "canary", fmt.Sprintf("step-%02d.request.json", i+1))
+}
+
+// canaryRequest reads the committed request of canarySteps[i] and decodes it as the hook does
+// (wire.DecodeRequest).
+func canaryRequest(t *testing.T, i int) *sync.Request {
+	t.Helper()
+	body, err := os.ReadFile(canaryFixture(i))
+	if err != nil {
+		t.Fatalf("%v (TestCanaryWalk makes it: run it with -update)", err)
+	}
+	req, err := wire.DecodeRequest(body)
+	if err != nil {
+		t.Fatalf("DecodeRequest %s: %v", canaryFixture(i), err)
+	}
+	return req
+}
+
+// canaryIdle returns the cluster of canarySteps before its first step: a new WebApp of shop:1
+// with its canary configured, 4 pods ready and the route accepted, called twice (its first and
+// idle answers), at now plus a second.
+func canaryIdle(t *testing.T) (c *fakeCluster, first, idle sync.Response) {
+	t.Helper()
+	c = newCluster(t, webapp(canarySpec("shop:1")))
 	c.status["Deployment/hello"] = depStatus(1, 4, 4, 4, 4)
 	c.status["HTTPRoute/hello"] = accepted
-	first := c.sync(0)
-	if got := canaryOf(first); got != "none" || conditionOf(first.Status, webappv1.ConditionCanary) != "True/Idle" {
-		t.Fatalf("a new WebApp: canary %s, condition %s; want none, True/Idle", got, conditionOf(first.Status, webappv1.ConditionCanary))
-	}
-	stableTemplate := member(t, sent(t, first, "Deployment/hello"), "spec", "template")
-	idle := c.sync(time.Second)
-	if asJSON(t, sentChildren(t, idle)) != asJSON(t, sentChildren(t, first)) || idle.ResyncAfterSeconds != 0 {
-		t.Fatalf("idle answer differs from the first, or asks for a call")
-	}
+	first = c.sync(0)
+	idle = c.sync(time.Second)
+	return c, first, idle
+}
 
+// clusterAt returns a cluster at the call of canarySteps[i] as its committed request shows it:
+// the parent, its children, the statuses they show (which it keeps reporting) and the step's time.
+func clusterAt(t *testing.T, i int) *fakeCluster {
+	t.Helper()
+	req := canaryRequest(t, i)
+	c := &fakeCluster{t: t, parent: req.Parent, children: req.Children, status: map[string]any{}, related: req.Related, now: now.Add(canarySteps[i].at)}
+	for _, ch := range req.Children {
+		var obj struct {
+			Status any `json:"status"`
+		}
+		if err := json.Unmarshal(ch.Raw, &obj); err != nil {
+			t.Fatal(err)
+		}
+		if obj.Status != nil {
+			c.status[ch.Kind+"/"+ch.Name] = obj.Status
+		}
+	}
+	return c
+}
+
+// TestCanaryWalk makes the requests of canarySteps: it plays the cluster around the canary
+// (fakeCluster) from a new WebApp, calling Sync at each step's time and applying its answer, and
+// compares each request with its committed file; with -update it writes them instead. See
+// canarySteps for who reads them. It also holds each request to what
+// it stands for: decoded as the hook decodes it, it gets the answer the cluster got.
+func TestCanaryWalk(t *testing.T) {
+	c, _, idle := canaryIdle(t)
 	c.parent = webapp(canarySpec("shop:2"))
 	c.parent.Canary, c.parent.Conditions = idle.Status.Canary, idle.Status.Conditions
-	steps := []struct {
-		name     string
-		after    time.Duration
-		status   map[string]any // statuses observed at this call
-		promote  bool
-		canary   string
-		backends string
-		replicas string // "stable/canary" as answered
-		check    func(t *testing.T, resp sync.Response)
-	}{
-		{name: "the new template goes to a canary of 1 pod; the stable Deployment keeps its own", after: time.Second,
-			canary: "Progressing step=0 weight=0 replicas=1", backends: "hello=1", replicas: "4/1",
-			check: func(t *testing.T, resp sync.Response) {
-				if got := member(t, sent(t, resp, "Deployment/hello"), "spec", "template"); got != stableTemplate {
-					t.Errorf("stable template =\n%s\nwant it unchanged:\n%s", got, stableTemplate)
-				}
-				canaryDep := sent(t, resp, "Deployment/hello-canary")
-				if got := member(t, canaryDep, "spec", "template", "spec", "containers"); !strings.Contains(got, `"image":"shop:2"`) {
-					t.Errorf("canary containers %s; want image shop:2", got)
-				}
-				wantLabels := `{"app.kubernetes.io/instance":"hello","app.kubernetes.io/managed-by":"webapp-hook","webapp.example.com/track":"canary"}`
-				for _, path := range [][]string{{"metadata", "labels"}, {"spec", "selector", "matchLabels"}, {"spec", "template", "metadata", "labels"}} {
-					if got := member(t, canaryDep, path...); got != wantLabels {
-						t.Errorf("canary %v = %s; want %s", path, got, wantLabels)
-					}
-				}
-				if got, want := member(t, canaryDep, "metadata", "annotations", canary.AnnotationRevision), `"`+resp.Status.Canary.Revision+`"`; got != want {
-					t.Errorf("canary revision annotation %s; want %s", got, want)
-				}
-				if got := member(t, sent(t, resp, "Service/hello-canary"), "spec", "selector"); got != wantLabels {
-					t.Errorf("Service hello-canary selects %s; want %s", got, wantLabels)
-				}
-				stableSelector := `{"app.kubernetes.io/instance":"hello","app.kubernetes.io/managed-by":"webapp-hook","app.kubernetes.io/name":"webapp"}`
-				for _, svc := range []string{"Service/hello", "Service/hello-stable"} {
-					if got := member(t, sent(t, resp, svc), "spec", "selector"); got != stableSelector {
-						t.Errorf("%s selects %s; want %s", svc, got, stableSelector)
-					}
-				}
-				if resp.Status.Phase != webappv1.PhaseProgressing || conditionOf(resp.Status, webappv1.ConditionReady) != "False/CanaryInProgress" || conditionOf(resp.Status, webappv1.ConditionCanary) != "True/Progressing" {
-					t.Errorf("phase %s, conditions %v; want Progressing, Ready False/CanaryInProgress, Canary True/Progressing", resp.Status.Phase, resp.Status.Conditions)
-				}
-				if resp.ResyncAfterSeconds != 125 {
-					t.Errorf("resyncAfterSeconds = %v; want 125, the availability deadline", resp.ResyncAfterSeconds)
-				}
-			}},
-		{name: "the canary's pod is available and its Services observed: the route sends it 10%", after: time.Second,
-			status: map[string]any{"Deployment/hello-canary": depStatus(1, 1, 1, 1, 1)},
-			canary: "Progressing step=0 weight=0 replicas=1", backends: "hello-stable=90,hello-canary=10", replicas: "4/1"},
-		{name: "the route carries 10% and is accepted: the pause starts, and the Service hello selects the canary's pod too", after: time.Second,
-			canary: "Progressing step=0 weight=10 replicas=1", backends: "hello-stable=90,hello-canary=10", replicas: "4/1",
-			check: func(t *testing.T, resp sync.Response) {
-				if got := member(t, sent(t, resp, "Service/hello"), "spec", "selector"); got != `{"app.kubernetes.io/instance":"hello","app.kubernetes.io/managed-by":"webapp-hook"}` {
-					t.Errorf("Service hello selects %s; want the canary's pods too", got)
-				}
-				if resp.ResyncAfterSeconds != 5 || resp.Status.Canary.PauseStartTime == nil {
-					t.Errorf("resyncAfterSeconds %v, pauseStartTime %v; want 5 and set", resp.ResyncAfterSeconds, resp.Status.Canary.PauseStartTime)
-				}
-			}},
-		{name: "5 s later: step 2 scales the canary to 2 pods, the route keeps 10% meanwhile", after: 5 * time.Second,
-			canary: "Progressing step=1 weight=10 replicas=2", backends: "hello-stable=90,hello-canary=10", replicas: "4/2"},
-		{name: "2 pods available: the route sends 50%", after: time.Second,
-			status: map[string]any{"Deployment/hello-canary": depStatus(1, 2, 2, 2, 2)},
-			canary: "Progressing step=1 weight=10 replicas=2", backends: "hello-stable=50,hello-canary=50", replicas: "4/2"},
-		{name: "50% in place, a step without pauseSeconds: Paused", after: time.Second,
-			canary: "Paused step=1 weight=50 replicas=2", backends: "hello-stable=50,hello-canary=50", replicas: "4/2"},
-		{name: "still paused a day later: nothing changes and no call is asked for", after: 24 * time.Hour,
-			canary: "Paused step=1 weight=50 replicas=2", backends: "hello-stable=50,hello-canary=50", replicas: "4/2",
-			check: func(t *testing.T, resp sync.Response) {
-				if resp.ResyncAfterSeconds != 0 {
-					t.Errorf("resyncAfterSeconds = %v; want 0", resp.ResyncAfterSeconds)
-				}
-			}},
-		{name: "promoted by annotation: the canary scales to 4 pods first", after: time.Second, promote: true,
-			canary: "Promoting step=1 weight=50 replicas=4", backends: "hello-stable=50,hello-canary=50", replicas: "4/4"},
-		{name: "4 canary pods available: all the traffic goes to the canary", after: time.Second,
-			status: map[string]any{"Deployment/hello-canary": depStatus(1, 4, 4, 4, 4)},
-			canary: "Promoting step=1 weight=50 replicas=4", backends: "hello-stable=0,hello-canary=100", replicas: "4/4"},
-		{name: "the route carries it: the stable Deployment takes the template, as a WebApp without a canary would", after: time.Second,
-			canary: "Promoting step=1 weight=100 replicas=4", backends: "hello-stable=0,hello-canary=100", replicas: "4/4",
-			check: func(t *testing.T, resp sync.Response) {
-				p := webapp(canarySpec("shop:2"))
-				p.Spec.Rollout = nil
-				want, _ := desired(t, p)
-				if got := childOf[*appsv1.Deployment](resp.Children); got == nil || asJSON(t, got) != asJSON(t, want) {
-					t.Errorf("stable Deployment =\n%s\nwant\n%s", asJSON(t, got), asJSON(t, want))
-				}
-			}},
-		{name: "the stable Deployment rolled: the route goes back to the Service hello, which selects it alone", after: time.Second,
-			canary: "Promoting step=1 weight=100 replicas=4", backends: "hello=1", replicas: "4/4",
-			check: func(t *testing.T, resp sync.Response) {
-				if got := member(t, sent(t, resp, "Service/hello"), "spec", "selector"); !strings.Contains(got, webappv1.LabelName) {
-					t.Errorf("Service hello selects %s; want the stable pods only", got)
-				}
-			}},
-		{name: "the route is back: the canary scales to zero", after: time.Second,
-			canary: "Promoting step=1 weight=- replicas=0", backends: "hello=1", replicas: "4/0"},
-		{name: "the canary's pods are gone: it and its Services go, and the WebApp is Ready", after: time.Second,
-			status: map[string]any{"Deployment/hello-canary": depStatus(1, 0, 0, 0, 0)},
-			canary: "Promoted step=1 weight=- replicas=0", backends: "hello=1", replicas: "4/-",
-			check: func(t *testing.T, resp sync.Response) {
-				if got := names(t, resp.Children); fmt.Sprint(got) != "[Deployment/hello HTTPRoute/hello Service/hello]" {
-					t.Errorf("children %v; want the stable Deployment, its Service and the route", got)
-				}
-				if resp.Status.Phase != webappv1.PhaseReady || conditionOf(resp.Status, webappv1.ConditionCanary) != "True/Promoted" {
-					t.Errorf("phase %s, conditions %v; want Ready and Canary True/Promoted", resp.Status.Phase, resp.Status.Conditions)
-				}
-			}},
+	for i, st := range canarySteps {
+		for k, v := range st.status {
+			c.status[k] = v
+		}
+		// What the last answer asked for is what is observed now.
+		for j, ch := range c.children {
+			if s, ok := st.status[ch.Kind+"/"+ch.Name]; ok {
+				c.children[j] = observe(t, lastAppliedObject(t, ch), 1, s)
+			}
+		}
+		c.parent.Promote = ""
+		if st.promote && c.parent.Canary != nil {
+			c.parent.Promote = c.parent.Canary.Revision
+		}
+		body := c.requestBody()
+		checkFixture(t, canaryFixture(i), body)
+		at := now.Add(st.at)
+		if !at.After(c.now) {
+			t.Fatalf("step %d (%s) is at %v, not after the call before it (%v)", i+1, st.name, st.at, c.now.Sub(now))
+		}
+		resp := c.sync(at.Sub(c.now))
+		req, err := wire.DecodeRequest(body)
+		if err != nil {
+			t.Fatalf("step %d (%s): DecodeRequest: %v", i+1, st.name, err)
+		}
+		if got, want := asJSON(t, sync.Sync(req, at)), asJSON(t, resp); got != want {
+			t.Errorf("step %d (%s): the request as sent gets another answer than the cluster got (- the cluster's, + the decoded request's):\n%s", i+1, st.name, lineDiff(want, got))
+		}
 	}
-	for i, st := range steps {
+}
+
+// TestSyncCanary answers each call of canarySteps, from its committed request at its time, and
+// checks the answer: each case stands alone (-run 'TestSyncCanary/5_s_later').
+func TestSyncCanary(t *testing.T) {
+	t.Run("before the change: a new WebApp has no canary, and called again answers the same and asks for no call", func(t *testing.T) {
+		_, first, idle := canaryIdle(t)
+		if got := canaryOf(first); got != "none" || conditionOf(first.Status, webappv1.ConditionCanary) != "True/Idle" {
+			t.Fatalf("a new WebApp: canary %s, condition %s; want none, True/Idle", got, conditionOf(first.Status, webappv1.ConditionCanary))
+		}
+		if asJSON(t, sentChildren(t, idle)) != asJSON(t, sentChildren(t, first)) || idle.ResyncAfterSeconds != 0 {
+			t.Fatalf("idle answer differs from the first, or asks for a call")
+		}
+	})
+	for i, st := range canarySteps {
 		t.Run(st.name, func(t *testing.T) {
-			for k, v := range st.status {
-				c.status[k] = v
+			req := canaryRequest(t, i)
+			resp := sync.Sync(req, now.Add(st.at))
+			if err := hooktest.CheckResponse(req, resp); err != nil {
+				t.Fatal(err)
 			}
-			// What the last answer asked for is what is observed now.
-			for i, ch := range c.children {
-				if s, ok := st.status[ch.Kind+"/"+ch.Name]; ok {
-					c.children[i] = observe(t, lastAppliedObject(t, ch), 1, s)
-				}
-			}
-			c.parent.Promote = ""
-			if st.promote && c.parent.Canary != nil {
-				c.parent.Promote = c.parent.Canary.Revision
-			}
-			hooktest.Golden(t, filepath.Join("testdata", "canary", fmt.Sprintf("step-%02d.request.json", i+1)), c.requestBody())
-			resp := c.sync(st.after)
 			golden(t, resp) // which the end-to-end suite applies to a real apiserver (dry run)
 			if got := canaryOf(resp); got != st.canary {
 				t.Errorf("canary = %s; want %s (%s)", got, st.canary, resp.Status.Message)
@@ -330,12 +453,98 @@ func TestSyncCanary(t *testing.T) {
 		})
 	}
 	t.Run("promoted is a fixed point: the same answer an hour later, and no call asked for", func(t *testing.T) {
+		c := clusterAt(t, len(canarySteps)-1)
+		c.sync(0) // the last step's answer, applied
 		before := c.sync(time.Second)
 		after := c.sync(time.Hour)
 		if got, want := asJSON(t, after), asJSON(t, before); got != want || after.ResyncAfterSeconds != 0 {
 			t.Errorf("an hour later =\n%s\nwant\n%s", got, want)
 		}
 	})
+}
+
+// checkFixture compares got with the file at path, failing with a line diff when they differ;
+// with -update it writes got there instead (hooktest.Golden).
+func checkFixture(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if updating() {
+		hooktest.Golden(t, path, got)
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run the test with -update to make it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s is not the request sent now (- committed, + sent now; run the test with -update if the change is intended, and then the readers canarySteps lists):\n%s", path, lineDiff(string(want), string(got)))
+	}
+}
+
+// updating reports whether the test binary runs with hooktest's -update flag.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// lineDiff renders the lines that differ from want to got: "-" for want's, "+" for got's, each
+// with its line number, amid two lines of context, and at most 80 lines in all.
+func lineDiff(want, got string) string {
+	a, b := strings.Split(want, "\n"), strings.Split(got, "\n")
+	// lcs[i][j] is the length of the longest common subsequence of a[i:] and b[j:].
+	lcs := make([][]int, len(a)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	type line struct {
+		op   byte // ' ', '-' or '+'
+		n    int  // the line's number in want (' ', '-') or got ('+')
+		text string
+	}
+	var lines []line
+	for i, j := 0, 0; i < len(a) || j < len(b); {
+		switch {
+		case i < len(a) && j < len(b) && a[i] == b[j]:
+			lines = append(lines, line{' ', i + 1, a[i]})
+			i, j = i+1, j+1
+		case i < len(a) && (j == len(b) || lcs[i+1][j] >= lcs[i][j+1]):
+			lines = append(lines, line{'-', i + 1, a[i]})
+			i++
+		default:
+			lines = append(lines, line{'+', j + 1, b[j]})
+			j++
+		}
+	}
+	const context, most = 2, 80
+	var out []string
+	last := -1 // the index in lines of the last line shown
+	for k, l := range lines {
+		near := false
+		for d := max(0, k-context); d <= min(len(lines)-1, k+context); d++ {
+			near = near || lines[d].op != ' '
+		}
+		if !near {
+			continue
+		}
+		if last >= 0 && k > last+1 {
+			out = append(out, "  …")
+		}
+		if len(out) == most {
+			out = append(out, "  … and more")
+			break
+		}
+		out = append(out, fmt.Sprintf("%c%5d %s", l.op, l.n, l.text))
+		last = k
+	}
+	return strings.Join(out, "\n")
 }
 
 // replicasOf renders the replicas an answer asks of the stable and the canary Deployment as
@@ -382,6 +591,8 @@ func stableTemplateOf(t *testing.T, resp sync.Response) string {
 	return member(t, sent(t, resp, "Deployment/hello"), "spec", "template")
 }
 
+// TestSyncCanaryCases covers the canary's other ways through Sync. They share no state: each case
+// plays its own cluster (newCluster, running), so each runs alone.
 func TestSyncCanaryCases(t *testing.T) {
 	t.Run("turning the canary on rolls nothing: the answer is the same but for the Canary condition", func(t *testing.T) {
 		p := webapp(canarySpec("shop:1"))

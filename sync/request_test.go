@@ -83,9 +83,9 @@ func FuzzDecide(f *testing.F) {
 	for _, r := range hooktest.RequestFiles(f, "*.json") {
 		f.Add(r.Body)
 	}
-	canary, _ := filepath.Glob(filepath.Join("testdata", "canary", "*.request.json")) // TestSyncCanary's calls
+	canary, _ := filepath.Glob(filepath.Join("testdata", "canary", "*.request.json")) // TestSyncCanary's calls, made by TestCanaryWalk
 	if len(canary) == 0 {
-		f.Fatal("no testdata/canary/*.request.json: run TestSyncCanary with -update")
+		f.Fatal("no testdata/canary/*.request.json: run TestCanaryWalk with -update")
 	}
 	for _, file := range canary {
 		body, err := os.ReadFile(file)

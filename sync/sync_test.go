@@ -657,8 +657,9 @@ func assertApplyForm(t *testing.T, obj map[string]any) {
 // BenchmarkSync measures the decision alone on a decoded request with both children observed.
 func BenchmarkSync(b *testing.B) { benchmarkSync(b, "../webhook/testdata/large.request.json") }
 
-// BenchmarkSyncCanary measures the decision on a WebApp mid-canary (TestSyncCanary's sixth call:
-// a split route, both Deployments and three Services observed), beside BenchmarkSync's.
+// BenchmarkSyncCanary measures the decision on a WebApp mid-canary (TestSyncCanary's sixth call,
+// made by TestCanaryWalk: a split route, both Deployments and three Services observed), beside
+// BenchmarkSync's.
 func BenchmarkSyncCanary(b *testing.B) { benchmarkSync(b, "testdata/canary/step-06.request.json") }
 
 // benchmarkSync measures Sync on the request in file, decoded once.

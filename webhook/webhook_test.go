@@ -590,9 +590,9 @@ func BenchmarkHandler(b *testing.B) {
 }
 
 // TestCacheSkipsTimedAnswers posts the same request of a WebApp whose canary holds a step's
-// pause (TestSyncCanary's fourth call) during the pause and after it ends: the answer cache must
-// not replay an answer that runs a timer, which would be wrong once the pause is over and would
-// ask for the next call too late.
+// pause (sync's TestSyncCanary's fourth call, made by TestCanaryWalk) during the pause and after
+// it ends: the answer cache must not replay an answer that runs a timer, which would be wrong once
+// the pause is over and would ask for the next call too late.
 func TestCacheSkipsTimedAnswers(t *testing.T) {
 	body, err := os.ReadFile("../sync/testdata/canary/step-04.request.json")
 	if err != nil {
