@@ -9,9 +9,11 @@
 // modified.
 //
 // Each file has one job. request.go holds the decision's input types (the views sync/wire
-// fills in) and kinds.go the table of kinds (Kinds), facts only; sync.go tells Sync and Finalize,
-// which build the children in children.go, route.go and kept.go and put the status together in
-// one pass in status.go (route_status.go reads the route's); config.go, pods.go and customize.go
-// serve the related objects; validate.go answers Invalid through api/v1/validation; encode.go
-// writes the answer.
+// fills in) and kinds.go the table of kinds (Kinds), facts only; deployment.go is the one
+// reading of an observed Deployment. sync.go tells Sync and Finalize, which build the children
+// in children.go, route.go and kept.go and put the status together in one pass in status.go
+// (route_status.go reads the route's). canary.go translates for the canary's machine (package
+// canary): the request into its input, and its decision into the children and the status, in
+// one step. config.go, pods.go and customize.go serve the related objects; validate.go answers
+// Invalid through api/v1/validation; messages.go words sentences; encode.go writes the answer.
 package sync

@@ -67,9 +67,10 @@ type Child struct {
 	Name       string
 	// Namespace is metadata.namespace; wire.DecodeRequest defaults it to the parent's, as Metacontroller does.
 	Namespace string
-	// Built is true for the kinds the hook builds: Deployment, Service, Ingress,
-	// PodDisruptionBudget and HorizontalPodAutoscaler. Only such a child, named after the WebApp,
-	// is ever rebuilt or let go by a sync; any other child is kept as it is.
+	// Built is true for the kinds the hook builds (Kinds): Deployment, Service, Ingress,
+	// PodDisruptionBudget, HorizontalPodAutoscaler and HTTPRoute. Only such a child, named after
+	// the WebApp, or a canary's (the Deployment and Service <name>-canary, the Service
+	// <name>-stable: owned), is ever rebuilt or let go by a sync; any other child is kept as it is.
 	Built bool
 	// Deployment, Ingress, Autoscaler and Route are what the decision reads of a child of that
 	// kind (see the views below), decoded from the request; nil for a child of any other kind.

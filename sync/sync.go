@@ -45,10 +45,12 @@ type Response struct {
 // another name) are also kept unchanged: deleting what it does not understand is never the hook's
 // call. With a valid spec, the Service, the Ingress, the PodDisruptionBudget, the
 // HorizontalPodAutoscaler and the HTTPRoute are desired only while the spec asks for them, so an
-// observed one the spec no longer asks for is deleted; those are the only children a sync ever
-// lets go. The HTTPRoute is desired only when the CompositeController manages HTTPRoutes
-// (Request.Declares): without the metacontroller/gateway-api component there is none, and the
-// Routed condition says so.
+// observed one the spec no longer asks for is deleted. So are a canary's children, the canary
+// Deployment and the Services <name>-canary and <name>-stable, once the canary's machine
+// (canary.Next) no longer asks for them: the canary Deployment only once its pods are gone. Those
+// are the only children a sync ever lets go. The HTTPRoute is desired only when the
+// CompositeController manages HTTPRoutes (Request.Declares): without the
+// metacontroller/gateway-api component there is none, and the Routed condition says so.
 func Sync(req *Request, now time.Time) Response {
 	p := &req.Parent
 
