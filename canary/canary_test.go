@@ -523,17 +523,21 @@ func asJSON(t *testing.T, v any) string {
 // TestEveryRowHasACase fails when a row of Transitions, or a stage of Stages, is reached by no
 // case of TestTransitions: every row's behaviour is pinned by at least one case.
 func TestEveryRowHasACase(t *testing.T) {
-	fired, stages := map[string]bool{}, map[canary.Stage]bool{}
+	fired, stages := map[string][]string{}, map[canary.Stage]bool{}
 	for _, tt := range transitionCases() {
 		out := canary.Next(tt.in)
 		for _, name := range out.Fired {
-			fired[name] = true
+			fired[name] = append(fired[name], tt.name)
 		}
 		stages[out.Stage] = true
 	}
-	for _, r := range canary.Transitions {
-		if !fired[r.Name] {
+	for i, r := range canary.Transitions {
+		if len(fired[r.Name]) == 0 {
 			t.Errorf("row %q fires in no case of TestTransitions", r.Name)
+		} else if r.Kind == canary.Move {
+			t.Logf("row %d, %q: %d cases, e.g. %q", i+1, r.Name, len(fired[r.Name]), fired[r.Name][0])
+		} else {
+			t.Logf("row %d, %q: %d cases", i+1, r.Name, len(fired[r.Name]))
 		}
 	}
 	for _, r := range canary.Stages {
