@@ -81,6 +81,12 @@ func TestParseFlags(t *testing.T) {
 	}
 }
 
+// oneShot is a client that closes each connection after its request. The default client keeps
+// connections alive, and its Transport may dial one more while an earlier one goes back to its
+// pool, then keep it unused: the server sees a new connection that never sends a request, which
+// http.Server.Shutdown waits 5s for before it counts it idle, and Close takes 5s more.
+var oneShot = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+
 // startMain runs the real server on a free loopback port.
 func startMain(t *testing.T) (*Main, string) {
 	t.Helper()
@@ -122,7 +128,7 @@ func TestMainServes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.method+" "+tt.url, func(t *testing.T) {
 			req, _ := http.NewRequest(tt.method, tt.url, bytes.NewReader(tt.body))
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := oneShot.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -233,7 +239,7 @@ func TestGracefulShutdown(t *testing.T) {
 // there is none.
 func metricValue(t *testing.T, m *Main, series string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + m.MetricsAddr().String() + "/metrics")
+	resp, err := oneShot.Get("http://" + m.MetricsAddr().String() + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +329,7 @@ func TestTokenFile(t *testing.T) {
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := oneShot.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -387,7 +393,7 @@ func TestTokenFile(t *testing.T) {
 	for _, token := range []string{"", "nex-token", "# every token revoked"} {
 		req, _ := http.NewRequest("POST", "http://"+empty.Addr().String()+"/sync", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := oneShot.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
