@@ -30,12 +30,15 @@ func startLimited(t *testing.T, headerTimeout, idle time.Duration, args ...strin
 // TestMaxConnections checks that --max-connections bounds the hook port's open connections: a
 // connection past the bound is not served until one of those open closes (here: cut off by the
 // header timeout), and one within it at once.
+//
+// Each holder is served a request before it sends half the headers of the next: so the test
+// knows the server accepted it, and holds one of the bound's slots, before the call is made.
 func TestMaxConnections(t *testing.T) {
 	const headerTimeout = time.Second
 	tests := []struct {
 		name     string
 		max      string
-		holders  int // connections that send half their headers, and wait
+		holders  int // connections served once, that then send half their next headers, and wait
 		wantWait bool
 	}{
 		{"within the bound", "3", 2, false},
@@ -51,9 +54,16 @@ func TestMaxConnections(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer conn.Close()
-				fmt.Fprint(conn, "GET /healthz HTTP/1.1\r\nHost: hook\r\n")
+				fmt.Fprint(conn, "GET /healthz HTTP/1.1\r\nHost: hook\r\n\r\n")
+				conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+				resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+				if err != nil {
+					t.Fatalf("a holder within the bound was not served: %v", err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				fmt.Fprint(conn, "GET /healthz HTTP/1.1\r\nHost: hook\r\n") // and nothing more
 			}
-			time.Sleep(100 * time.Millisecond) // every holder accepted, or waiting to be
 			start := time.Now()
 			client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
 			resp, err := client.Get("http://" + m.Addr().String() + "/healthz")
