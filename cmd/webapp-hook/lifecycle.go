@@ -69,6 +69,11 @@ type Main struct {
 
 	showVersion bool
 
+	// waitDelay waits out Config.ShutdownDelay in Close; nil means time.Sleep. It is a test seam
+	// only: TestGracefulShutdown holds the delay open until it has looked at the server during it,
+	// and ends it when it is done, so that it depends on no machine's speed.
+	waitDelay func(time.Duration)
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -250,7 +255,11 @@ func (m *Main) shutdown() error {
 	m.stopReloading()
 	m.handler.SetReady(false)
 	m.Logger.Info("shutting down", "delay", m.Config.ShutdownDelay.String(), "timeout", m.Config.ShutdownTimeout.String())
-	time.Sleep(m.Config.ShutdownDelay)
+	if m.waitDelay != nil {
+		m.waitDelay(m.Config.ShutdownDelay)
+	} else {
+		time.Sleep(m.Config.ShutdownDelay)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
 	defer cancel()
 	err := m.server.Shutdown(ctx)

@@ -10,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,6 +81,12 @@ func TestParseFlags(t *testing.T) {
 	}
 }
 
+// oneShot is a client that closes each connection after its request. The default client keeps
+// connections alive, and its Transport may dial one more while an earlier one goes back to its
+// pool, then keep it unused: the server sees a new connection that never sends a request, which
+// http.Server.Shutdown waits 5s for before it counts it idle, and Close takes 5s more.
+var oneShot = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+
 // startMain runs the real server on a free loopback port.
 func startMain(t *testing.T) (*Main, string) {
 	t.Helper()
@@ -120,7 +128,7 @@ func TestMainServes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.method+" "+tt.url, func(t *testing.T) {
 			req, _ := http.NewRequest(tt.method, tt.url, bytes.NewReader(tt.body))
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := oneShot.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -138,9 +146,21 @@ func TestMainServes(t *testing.T) {
 
 // TestGracefulShutdown starts a request, then shuts down while its body is still arriving. During
 // the shutdown delay /readyz answers 503 over the network and new requests are still served; then
-// the in-flight request is answered, and new connections are refused.
+// the listener closes while the in-flight request holds Close, the metrics still served, until it
+// is answered; and new connections are refused.
+//
+// The test waits for events, never for time: the request is in flight when the metrics count it,
+// and the delay is held open through the waitDelay seam until the test has looked.
 func TestGracefulShutdown(t *testing.T) {
 	m, base := startMain(t)
+	delayed := make(chan time.Duration, 1)
+	delayEnded := make(chan struct{})
+	endDelay := sync.OnceFunc(func() { close(delayEnded) })
+	defer endDelay() // on failure too, so that the cleanup's Close returns
+	m.waitDelay = func(d time.Duration) {
+		delayed <- d
+		<-delayEnded
+	}
 	body, err := os.ReadFile("../../examples/create.request.json")
 	if err != nil {
 		t.Fatal(err)
@@ -153,11 +173,20 @@ func TestGracefulShutdown(t *testing.T) {
 	half := len(body) / 2
 	fmt.Fprintf(conn, "POST /sync HTTP/1.1\r\nHost: hook\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
 	conn.Write(body[:half])
-	time.Sleep(50 * time.Millisecond) // the server is now reading this request's body
+	waitForMetric(t, m, "webapp_hook_requests_in_flight", func(v float64) bool { return v == 1 }) // the server is now reading this request's body
 
 	closed := make(chan error, 1)
 	go func() { closed <- m.Close() }()
-	time.Sleep(100 * time.Millisecond) // inside the 400ms shutdown delay
+	select {
+	case d := <-delayed:
+		if d != 400*time.Millisecond {
+			t.Errorf("Close waited a shutdown delay of %s; want the configured 400ms", d)
+		}
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) without a shutdown delay", err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not start its shutdown delay within 5s")
+	}
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	if resp, err := client.Get(base + "/readyz"); err != nil || resp.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("/readyz during the shutdown delay = %v, %v; want 503", resp, err)
@@ -166,7 +195,23 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Errorf("new request during the shutdown delay = %v, %v; want 200", resp, err)
 	}
 
-	time.Sleep(500 * time.Millisecond) // past the delay: the listener is closed, the request in flight holds Close
+	endDelay()
+	// Past the delay the listener closes: wait until a connection is refused.
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		c, err := net.Dial("tcp", m.Addr().String())
+		if err != nil {
+			break
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("the hook listener still accepts connections 5s after the shutdown delay")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// The request in flight holds Close, and the metrics are served while it does.
+	if v := metricValue(t, m, "webapp_hook_requests_in_flight"); v != 1 {
+		t.Errorf("metrics during the drain: %g requests in flight; want 1", v)
+	}
 	select {
 	case err := <-closed:
 		t.Fatalf("Close returned (%v) before the in-flight request was answered", err)
@@ -186,6 +231,50 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	if _, err := client.Get(base + "/healthz"); err == nil {
 		t.Error("a new connection was accepted after shutdown")
+	}
+}
+
+// metricValue scrapes m's metrics listener for the value of series, a sample's name and labels
+// as exposed (`webapp_hook_credential_reload_errors_total{file="token"}`); it fails the test if
+// there is none.
+func metricValue(t *testing.T, m *Main, series string) float64 {
+	t.Helper()
+	resp, err := oneShot.Get("http://" + m.MetricsAddr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	exposition, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(exposition)) {
+		if value, ok := strings.CutPrefix(strings.TrimSpace(line), series+" "); ok {
+			v, err := strconv.ParseFloat(value, 64)
+			if err != nil {
+				t.Fatalf("/metrics: %s: %v", series, err)
+			}
+			return v
+		}
+	}
+	t.Fatalf("/metrics has no %s:\n%s", series, exposition)
+	return 0
+}
+
+// waitForMetric polls m's metrics every 5ms until series has a value ok accepts, and returns it;
+// it fails the test after 5s.
+func waitForMetric(t *testing.T, m *Main, series string, ok func(float64) bool) float64 {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		v := metricValue(t, m, series)
+		if ok(v) {
+			return v
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s is still %g after 5s", series, v)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -240,7 +329,7 @@ func TestTokenFile(t *testing.T) {
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := oneShot.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,20 +342,6 @@ func TestTokenFile(t *testing.T) {
 	if got := call("old-token"); got != 200 {
 		t.Errorf("listed token: %d; want 200", got)
 	}
-	if err := os.WriteFile(path, []byte("new-token\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	os.Chtimes(path, time.Now().Add(time.Minute), time.Now().Add(time.Minute))
-	deadline := time.Now().Add(3 * time.Second)
-	for call("new-token") != 200 {
-		if time.Now().After(deadline) {
-			t.Fatal("the rotated token was not accepted within 3s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if got := call("old-token"); got != 401 {
-		t.Errorf("rotated-out token: %d; want 401", got)
-	}
 	// waitFor waits until token gets want, as the reload loop takes up the file.
 	waitFor := func(step, token string, want int) {
 		t.Helper()
@@ -278,6 +353,14 @@ func TestTokenFile(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
+	if err := os.WriteFile(path, []byte("new-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(path, time.Now().Add(time.Minute), time.Now().Add(time.Minute))
+	waitFor("a rotated token", "new-token", 200)
+	if got := call("old-token"); got != 401 {
+		t.Errorf("rotated-out token: %d; want 401", got)
+	}
 	info, _ := os.Stat(path)
 	if err := os.WriteFile(path, []byte("nex-token\n"), 0o600); err != nil { // as long as new-token
 		t.Fatal(err)
@@ -287,20 +370,13 @@ func TestTokenFile(t *testing.T) {
 	if got := call("new-token"); got != 401 {
 		t.Errorf("the token it replaced: %d; want 401", got)
 	}
+	reloadErrors := `webapp_hook_credential_reload_errors_total{file="token"}`
+	before := metricValue(t, m, reloadErrors)
 	os.Remove(path)
-	time.Sleep(100 * time.Millisecond) // a few reloads fail
+	// A few reloads fail, and the metrics count them.
+	waitForMetric(t, m, reloadErrors, func(n float64) bool { return n >= before+2 })
 	if got := call("nex-token"); got != 200 {
 		t.Errorf("with the file gone, the token in force: %d; want 200", got)
-	}
-	resp, err := http.Get("http://" + m.MetricsAddr().String() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	metrics, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(metrics), `webapp_hook_credential_reload_errors_total{file="token"} `) ||
-		strings.Contains(string(metrics), `webapp_hook_credential_reload_errors_total{file="token"} 0`) {
-		t.Errorf("/metrics does not count the failed reloads:\n%s", metrics)
 	}
 	if err := os.WriteFile(path, []byte("# every token revoked\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -317,7 +393,7 @@ func TestTokenFile(t *testing.T) {
 	for _, token := range []string{"", "nex-token", "# every token revoked"} {
 		req, _ := http.NewRequest("POST", "http://"+empty.Addr().String()+"/sync", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := oneShot.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
