@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"fmt"
 	"testing"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
@@ -35,11 +36,11 @@ func TestValidateRollout(t *testing.T) {
 		{"as many steps as allowed", canary(webappv1.Canary{Steps: rising(webappv1.MaxCanarySteps)}), nil, nil},
 		{"one step too many", canary(webappv1.Canary{Steps: rising(webappv1.MaxCanarySteps + 1)}), nil,
 			[]fieldErr{tooMany("spec.rollout.canary.steps").of(webappv1.MaxCanarySteps + 1)}},
-		{"weights at the bounds", canary(webappv1.Canary{Steps: []webappv1.CanaryStep{step(1), step(100)}}), nil, nil},
+		{"weights at the bounds", canary(webappv1.Canary{Steps: []webappv1.CanaryStep{step(1), step(webappv1.MaxCanaryWeight)}}), nil, nil},
 		{"a weight of 0", canary(webappv1.Canary{Steps: []webappv1.CanaryStep{step(0)}}), nil,
-			[]fieldErr{invalid("spec.rollout.canary.steps[0].weight").of(int32(0)).with("between 1 and 100")}},
-		{"a weight past 100", canary(webappv1.Canary{Steps: []webappv1.CanaryStep{step(50), step(101)}}), nil,
-			[]fieldErr{invalid("spec.rollout.canary.steps[1].weight").of(int32(101))}},
+			[]fieldErr{invalid("spec.rollout.canary.steps[0].weight").of(int32(0)).with(fmt.Sprintf("between 1 and %d", webappv1.MaxCanaryWeight))}},
+		{"a weight past the limit", canary(webappv1.Canary{Steps: []webappv1.CanaryStep{step(50), step(webappv1.MaxCanaryWeight + 1)}}), nil,
+			[]fieldErr{invalid("spec.rollout.canary.steps[1].weight").of(int32(webappv1.MaxCanaryWeight + 1))}},
 		{"a weight that repeats", canary(webappv1.Canary{Steps: []webappv1.CanaryStep{step(10), step(10)}}), nil,
 			[]fieldErr{invalid("spec.rollout.canary.steps[1].weight").with("greater than the weight of step 0 (10)")}},
 		{"a weight that falls", canary(webappv1.Canary{Steps: []webappv1.CanaryStep{step(10), step(20), step(15)}}), nil,
