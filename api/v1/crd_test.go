@@ -41,12 +41,12 @@ func TestCRD(t *testing.T) {
 		path []any
 		want any
 	}{
-		{[]any{"spec", "group"}, "example.com"},
+		{[]any{"spec", "group"}, webappv1.Group},
 		{[]any{"spec", "scope"}, "Namespaced"},
-		{[]any{"spec", "names", "kind"}, "WebApp"},
+		{[]any{"spec", "names", "kind"}, webappv1.Kind},
 		{[]any{"spec", "names", "plural"}, "webapps"},
 		{[]any{"spec", "names", "shortNames"}, []any{"wa"}},
-		{[]any{"spec", "versions", 0, "name"}, "v1"},
+		{[]any{"spec", "versions", 0, "name"}, webappv1.Version},
 		{[]any{"spec", "versions", 0, "served"}, true},
 		{[]any{"spec", "versions", 0, "storage"}, true},
 		{[]any{"spec", "versions", 0, "subresources", "status"}, map[string]any{}},
@@ -63,11 +63,11 @@ func TestCRD(t *testing.T) {
 	}{
 		{[]any{"required"}, []any{"image"}},
 		{[]any{"properties", "image", "minLength"}, float64(1)},
-		{[]any{"properties", "replicas", "default"}, float64(1)},
+		{[]any{"properties", "replicas", "default"}, float64(webappv1.DefaultReplicas)},
 		{[]any{"properties", "replicas", "minimum"}, float64(0)},
-		{[]any{"properties", "replicas", "maximum"}, float64(1000)},
-		{[]any{"properties", "port", "minimum"}, float64(1)},
-		{[]any{"properties", "port", "maximum"}, float64(65535)},
+		{[]any{"properties", "replicas", "maximum"}, float64(webappv1.MaxReplicas)},
+		{[]any{"properties", "port", "minimum"}, float64(webappv1.MinPort)},
+		{[]any{"properties", "port", "maximum"}, float64(webappv1.MaxPort)},
 		{[]any{"properties", "env", "items", "required"}, []any{"name"}},
 	}
 	for _, tt := range fields {
