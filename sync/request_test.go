@@ -88,7 +88,7 @@ func FuzzDecide(f *testing.F) {
 		f.Fatal("no testdata/canary/*.request.json: run TestCanaryWalk with -update")
 	}
 	for _, file := range canary {
-		body, err := os.ReadFile(file)
+		body, err := hooktest.ReadFile(file)
 		if err != nil {
 			f.Fatal(err)
 		}

@@ -530,7 +530,7 @@ func FuzzHandler(f *testing.F) {
 // TestLargeRequest checks that the benchmark's large request is the steady state it stands for:
 // a WebApp whose children are applied and whose rollout is complete.
 func TestLargeRequest(t *testing.T) {
-	body, err := os.ReadFile(filepath.Join("testdata", "large.request.json"))
+	body, err := hooktest.ReadFile(filepath.Join("testdata", "large.request.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,11 +4,17 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
+	webappv1 "github.com/example/webapp-operator/api/v1"
 	"github.com/example/webapp-operator/hooktest"
+	"github.com/example/webapp-operator/sync"
 )
 
 // crd loads the generated CustomResourceDefinition as plain maps.
@@ -35,12 +41,12 @@ func TestCRD(t *testing.T) {
 		path []any
 		want any
 	}{
-		{[]any{"spec", "group"}, "example.com"},
+		{[]any{"spec", "group"}, webappv1.Group},
 		{[]any{"spec", "scope"}, "Namespaced"},
-		{[]any{"spec", "names", "kind"}, "WebApp"},
+		{[]any{"spec", "names", "kind"}, webappv1.Kind},
 		{[]any{"spec", "names", "plural"}, "webapps"},
 		{[]any{"spec", "names", "shortNames"}, []any{"wa"}},
-		{[]any{"spec", "versions", 0, "name"}, "v1"},
+		{[]any{"spec", "versions", 0, "name"}, webappv1.Version},
 		{[]any{"spec", "versions", 0, "served"}, true},
 		{[]any{"spec", "versions", 0, "storage"}, true},
 		{[]any{"spec", "versions", 0, "subresources", "status"}, map[string]any{}},
@@ -57,11 +63,11 @@ func TestCRD(t *testing.T) {
 	}{
 		{[]any{"required"}, []any{"image"}},
 		{[]any{"properties", "image", "minLength"}, float64(1)},
-		{[]any{"properties", "replicas", "default"}, float64(1)},
+		{[]any{"properties", "replicas", "default"}, float64(webappv1.DefaultReplicas)},
 		{[]any{"properties", "replicas", "minimum"}, float64(0)},
-		{[]any{"properties", "replicas", "maximum"}, float64(1000)},
-		{[]any{"properties", "port", "minimum"}, float64(1)},
-		{[]any{"properties", "port", "maximum"}, float64(65535)},
+		{[]any{"properties", "replicas", "maximum"}, float64(webappv1.MaxReplicas)},
+		{[]any{"properties", "port", "minimum"}, float64(webappv1.MinPort)},
+		{[]any{"properties", "port", "maximum"}, float64(webappv1.MaxPort)},
 		{[]any{"properties", "env", "items", "required"}, []any{"name"}},
 	}
 	for _, tt := range fields {
@@ -110,5 +116,248 @@ func TestCRDDescriptions(t *testing.T) {
 	}
 	for _, top := range []string{"spec", "status"} {
 		walk(top, get(root, top))
+	}
+}
+
+// schemaOf returns the schema of a field of the CRD, given as a dotted path from the WebApp's
+// root such as "spec.rollout.canary.steps[].weight" ("[]" steps into a list's items), or nil.
+func schemaOf(c map[string]any, path string) any {
+	n := get(c, "spec", "versions", 0, "schema", "openAPIV3Schema")
+	for name := range strings.SplitSeq(path, ".") {
+		n = get(n, "properties", strings.TrimSuffix(name, "[]"))
+		if strings.HasSuffix(name, "[]") {
+			n = get(n, "items")
+		}
+	}
+	return n
+}
+
+// prose returns a field's description with its lines joined, as kubectl explain reflows it: the
+// generator keeps the source comment's line breaks, which fall anywhere in a phrase.
+func prose(schema any) string {
+	d, _ := get(schema, "description").(string)
+	return strings.Join(strings.Fields(d), " ")
+}
+
+// inWords says a duration as the CRD's text does: "10 seconds", "2 minutes", "a week", in the
+// largest unit that divides it.
+func inWords(d time.Duration) string {
+	units := []struct {
+		one, many string
+		d         time.Duration
+	}{
+		{"a week", "weeks", 7 * 24 * time.Hour},
+		{"a day", "days", 24 * time.Hour},
+		{"an hour", "hours", time.Hour},
+		{"a minute", "minutes", time.Minute},
+		{"a second", "seconds", time.Second},
+	}
+	for _, u := range units {
+		if d > 0 && d%u.d == 0 {
+			if d == u.d {
+				return u.one
+			}
+			return fmt.Sprintf("%d %s", d/u.d, u.many)
+		}
+	}
+	return d.String()
+}
+
+// oneOf lists words as the CRD's text does: "a, b or c".
+func oneOf[S ~string](words []S) string {
+	s := make([]string, len(words))
+	for i, w := range words {
+		s[i] = string(w)
+	}
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+}
+
+// enum returns values as the CRD's enum holds them.
+func enum[S ~string](values ...S) []any {
+	out := make([]any, len(values))
+	for i, v := range values {
+		out[i] = string(v)
+	}
+	return out
+}
+
+// longest returns the greatest n, up to 1000, for which ok holds of a string of n letters:
+// the bound an apimachinery check enforces without exporting it.
+func longest(ok func(string) bool) int {
+	n := 0
+	for n < 1000 && ok(strings.Repeat("a", n+1)) {
+		n++
+	}
+	return n
+}
+
+// TestCRDMatchesConstants holds the generated CRD to the Go constants that its markers and its
+// text repeat. A +kubebuilder marker cannot name a constant, and a field's comment (the CRD's
+// description) says its numbers in words, so each copy is checked here against the constant the
+// hook enforces: changing one without the other fails this test. Bounds the hook takes from
+// apimachinery's validation (DNS names, label keys and values) are tied to apimachinery's.
+func TestCRDMatchesConstants(t *testing.T) {
+	c := crd(t)
+	grace := webappv1.DefaultTerminationGracePeriodSeconds
+	// The longest name part of a label key (after the optional "prefix/"): apimachinery keeps it
+	// unexported, so it is found from IsQualifiedName itself.
+	keyName := longest(func(s string) bool { return len(validation.IsQualifiedName(s)) == 0 })
+	labelKey := validation.DNS1123SubdomainMaxLength + len("/") + keyName
+
+	markers := []struct {
+		field, key string // the field's path from the WebApp's root, and the schema keyword
+		want       any
+		constant   string // what the value is tied to, for the failure message
+	}{
+		{"spec.replicas", "default", float64(webappv1.DefaultReplicas), "DefaultReplicas"},
+		{"spec.replicas", "maximum", float64(webappv1.MaxReplicas), "MaxReplicas"},
+		{"spec.port", "minimum", float64(webappv1.MinPort), "MinPort"},
+		{"spec.port", "maximum", float64(webappv1.MaxPort), "MaxPort"},
+		{"spec.healthCheck.port", "minimum", float64(webappv1.MinPort), "MinPort"},
+		{"spec.healthCheck.port", "maximum", float64(webappv1.MaxPort), "MaxPort"},
+		{"spec.route.parentRefs[].port", "minimum", float64(webappv1.MinPort), "MinPort"},
+		{"spec.route.parentRefs[].port", "maximum", float64(webappv1.MaxPort), "MaxPort"},
+		{"spec.autoscaling.minReplicas", "maximum", float64(webappv1.MaxReplicas), "MaxReplicas"},
+		{"spec.autoscaling.maxReplicas", "maximum", float64(webappv1.MaxReplicas), "MaxReplicas"},
+		{"spec.autoscaling.targetCPUUtilizationPercentage", "maximum", float64(webappv1.MaxUtilizationPercentage), "MaxUtilizationPercentage"},
+		{"spec.autoscaling.targetMemoryUtilizationPercentage", "maximum", float64(webappv1.MaxUtilizationPercentage), "MaxUtilizationPercentage"},
+		{"spec.shutdownDelaySeconds", "maximum", float64(webappv1.MaxShutdownDelaySeconds), "MaxShutdownDelaySeconds"},
+		{"spec.route.hostnames", "maxItems", float64(webappv1.MaxRouteHostnames), "MaxRouteHostnames"},
+		{"spec.route.path", "maxLength", float64(webappv1.MaxRoutePathLength), "MaxRoutePathLength"},
+		{"spec.route.parentRefs", "maxItems", float64(webappv1.MaxRouteParentRefs), "MaxRouteParentRefs"},
+		{"spec.route.pathType", "default", string(webappv1.RoutePathPrefix), "RoutePathPrefix"},
+		{"spec.route.pathType", "enum", enum(webappv1.RoutePathPrefix, webappv1.RoutePathExact), "RoutePathPrefix, RoutePathExact"},
+		{"spec.ingress.pathType", "default", string(networkingv1.PathTypePrefix), "networkingv1.PathTypePrefix, which Default sets"},
+		{"spec.ingress.pathType", "enum", enum(networkingv1.PathTypePrefix, networkingv1.PathTypeExact, networkingv1.PathTypeImplementationSpecific), "the networkingv1.PathTypes the hook accepts"},
+		{"spec.securityProfile", "enum", enum(webappv1.SecurityProfileRestricted, webappv1.SecurityProfileNone), "SecurityProfileRestricted, SecurityProfileNone"},
+		{"spec.rollout.canary.steps", "maxItems", float64(webappv1.MaxCanarySteps), "MaxCanarySteps"},
+		{"spec.rollout.canary.steps[].weight", "maximum", float64(webappv1.MaxCanaryWeight), "MaxCanaryWeight"},
+		{"spec.rollout.canary.steps[].pauseSeconds", "maximum", float64(webappv1.MaxCanaryPauseSeconds), "MaxCanaryPauseSeconds"},
+		{"spec.rollout.canary.maxFailedChecks", "default", float64(webappv1.DefaultMaxFailedChecks), "DefaultMaxFailedChecks"},
+		{"spec.rollout.canary.maxFailedChecks", "maximum", float64(webappv1.MaxFailedChecksLimit), "MaxFailedChecksLimit"},
+		{"status.phase", "enum", enum(webappv1.PhasePending, webappv1.PhaseProgressing, webappv1.PhaseReady, webappv1.PhaseDegraded, webappv1.PhaseInvalid, webappv1.PhaseTerminating), "the Phase constants"},
+		{"status.canary.phase", "enum", enum(webappv1.CanaryPhases...), "CanaryPhases"},
+		// What the hook checks with apimachinery's validation.
+		{"spec.serviceAccountName", "maxLength", float64(validation.DNS1123SubdomainMaxLength), "validation.DNS1123SubdomainMaxLength"},
+		{"spec.priorityClassName", "maxLength", float64(validation.DNS1123SubdomainMaxLength), "validation.DNS1123SubdomainMaxLength"},
+		{"spec.volumes[].name", "maxLength", float64(validation.DNS1123LabelMaxLength), "validation.DNS1123LabelMaxLength"},
+		{"spec.ingress.host", "maxLength", float64(validation.DNS1123SubdomainMaxLength), "validation.DNS1123SubdomainMaxLength"},
+		{"spec.ingress.className", "maxLength", float64(validation.DNS1123SubdomainMaxLength), "validation.DNS1123SubdomainMaxLength"},
+		{"spec.ingress.tls.secretName", "maxLength", float64(validation.DNS1123SubdomainMaxLength), "validation.DNS1123SubdomainMaxLength"},
+		{"spec.route.parentRefs[].name", "maxLength", float64(validation.DNS1123SubdomainMaxLength), "validation.DNS1123SubdomainMaxLength"},
+	}
+	for _, m := range markers {
+		t.Run(m.field+"/"+m.key, func(t *testing.T) {
+			if got := get(schemaOf(c, m.field), m.key); !reflect.DeepEqual(got, m.want) {
+				t.Errorf("the CRD's %s of %s is %#v; %s says %#v", m.key, m.field, got, m.constant, m.want)
+			}
+		})
+	}
+
+	texts := []struct {
+		field    string // the field whose description says it
+		phrase   string
+		constant string
+	}{
+		{"spec.port", fmt.Sprintf("on port %d", sync.ServicePort), "sync.ServicePort"},
+		{"spec.ingress", fmt.Sprintf("the Service's port %d", sync.ServicePort), "sync.ServicePort"},
+		{"spec.route", fmt.Sprintf("the Service's port %d", sync.ServicePort), "sync.ServicePort"},
+		{"spec.healthCheck", "about " + inWords(sync.StartupFailureThreshold*sync.StartupPeriodSeconds*time.Second) + " to start", "sync.StartupFailureThreshold × sync.StartupPeriodSeconds"},
+		{"spec.shutdownDelaySeconds", fmt.Sprintf("terminationGracePeriodSeconds (%d when unset)", grace), "DefaultTerminationGracePeriodSeconds"},
+		{"spec.terminationGracePeriodSeconds", fmt.Sprintf("The pod's default is %d.", grace), "DefaultTerminationGracePeriodSeconds"},
+		{"spec.securityProfile", fmt.Sprintf("%q opts out", webappv1.SecurityProfileNone), "SecurityProfileNone"},
+		{"spec.autoscaling.targetCPUUtilizationPercentage", fmt.Sprintf("defaults to %d when no memory target", webappv1.DefaultTargetCPUUtilizationPercentage), "DefaultTargetCPUUtilizationPercentage"},
+		{"spec.route.hostnames", fmt.Sprintf("at least one and at most %d", webappv1.MaxRouteHostnames), "MaxRouteHostnames"},
+		{"spec.route.parentRefs", fmt.Sprintf("at most %d", webappv1.MaxRouteParentRefs), "MaxRouteParentRefs"},
+		{"spec.route.pathType", fmt.Sprintf("%s (by path element", webappv1.RoutePathPrefix), "RoutePathPrefix"},
+		{"spec.route.pathType", fmt.Sprintf("or %s.", webappv1.RoutePathExact), "RoutePathExact"},
+		{"spec.rollout", "<name>" + webappv1.CanarySuffix + ",", "CanarySuffix"}, // the comma: "-can" is in "-canary" too
+		{"spec.rollout.canary", "<name>" + webappv1.CanarySuffix + ",", "CanarySuffix"},
+		{"spec.rollout.canary.steps[].weight", fmt.Sprintf("in percent, 1 to %d", webappv1.MaxCanaryWeight), "MaxCanaryWeight"},
+		{"spec.rollout.canary.steps[].weight", fmt.Sprintf("stable replicas / %d)", webappv1.MaxCanaryWeight), "MaxCanaryWeight"},
+		{"spec.rollout.canary.steps[].pauseSeconds", "0 to " + inWords(webappv1.MaxCanaryPauseSeconds*time.Second) + ".", "MaxCanaryPauseSeconds"},
+		{"spec.rollout.canary.maxFailedChecks", fmt.Sprintf("%d (the default) to %d", webappv1.DefaultMaxFailedChecks, webappv1.MaxFailedChecksLimit), "DefaultMaxFailedChecks, MaxFailedChecksLimit"},
+		{"spec.rollout.canary.maxFailedChecks", "at most once every " + inWords(webappv1.CanaryCheckInterval), "CanaryCheckInterval"},
+		{"spec.rollout.canary.maxFailedChecks", "pauseSeconds plus " + inWords(webappv1.CanaryAvailabilityGrace), "CanaryAvailabilityGrace"},
+		{"status.phase", oneOf([]webappv1.Phase{webappv1.PhasePending, webappv1.PhaseProgressing, webappv1.PhaseReady, webappv1.PhaseDegraded, webappv1.PhaseInvalid, webappv1.PhaseTerminating}), "the Phase constants"},
+		{"status.canary.phase", oneOf(webappv1.CanaryPhases), "CanaryPhases"},
+		{"status.canary.weight", "the Service <name>" + webappv1.CanarySuffix + ",", "CanarySuffix"},
+		{"status.canary.failedChecks", "at most once every " + inWords(webappv1.CanaryCheckInterval), "CanaryCheckInterval"},
+		{"spec.podAnnotations", webappv1.AnnotationConfigHash, "AnnotationConfigHash"},
+	}
+	for _, k := range webappv1.OwnedPodLabels {
+		texts = append(texts, struct{ field, phrase, constant string }{"spec.podLabels", k, "OwnedPodLabels"})
+	}
+	for _, tt := range texts {
+		t.Run(tt.field+"/"+tt.phrase, func(t *testing.T) {
+			if got := prose(schemaOf(c, tt.field)); !strings.Contains(got, tt.phrase) {
+				t.Errorf("the description of %s does not say %q, as %s has it:\n%s", tt.field, tt.phrase, tt.constant, got)
+			}
+		})
+	}
+
+	// The CEL rules: each number or key they repeat, in the rule and in its message, for every
+	// rule that states it.
+	type rule struct{ rule, message string }
+	rules := func(field string) []rule {
+		var out []rule
+		list, _ := get(schemaOf(c, field), "x-kubernetes-validations").([]any)
+		for _, r := range list {
+			out = append(out, rule{fmt.Sprint(get(r, "rule")), fmt.Sprint(get(r, "message"))})
+		}
+		return out
+	}
+	type tie struct {
+		name          string            // what the rules repeat
+		field         string            // whose rules
+		about         func(r rule) bool // which of them state it
+		want          int               // how many do
+		rule, message string            // what each says
+	}
+	cel := []tie{
+		{"DefaultTerminationGracePeriodSeconds", "spec",
+			func(r rule) bool { return strings.Contains(r.rule, "self.terminationGracePeriodSeconds") }, 3,
+			fmt.Sprintf("? self.terminationGracePeriodSeconds : %d)", grace), fmt.Sprintf("terminationGracePeriodSeconds (%d when unset)", grace)},
+		{"LabelTrack", "spec",
+			func(r rule) bool { return strings.Contains(r.rule, "self.rollout.canary") }, 1,
+			fmt.Sprintf("'%s' in self.podLabels", webappv1.LabelTrack), fmt.Sprintf("podLabels must not set %s with rollout.canary", webappv1.LabelTrack)},
+		{"OwnedPodLabels", "spec.podLabels",
+			func(r rule) bool { return strings.Contains(r.rule, "exists(k, k in self)") }, 1,
+			"['" + strings.Join(webappv1.OwnedPodLabels, "', '") + "']", "must not set " + oneOf(webappv1.OwnedPodLabels) + ":"},
+		{"OwnedPodAnnotations", "spec.podAnnotations",
+			func(r rule) bool { return strings.Contains(r.rule, "exists(k, k in self)") }, 1,
+			"['" + strings.Join(webappv1.OwnedPodAnnotations, "', '") + "']", "must not set " + oneOf(webappv1.OwnedPodAnnotations) + ":"},
+	}
+	for _, field := range []string{"spec.nodeSelector", "spec.podLabels"} {
+		cel = append(cel,
+			tie{"label keys: validation.DNS1123SubdomainMaxLength, /, and IsQualifiedName's name part", field,
+				func(r rule) bool { return strings.Contains(r.message, "keys must be label keys") }, 1,
+				fmt.Sprintf("k.size() <= %d && k.substring(k.lastIndexOf('/') + 1).size() <= %d", labelKey, keyName), fmt.Sprintf("then at most %d letters", keyName)},
+			tie{"label values: validation.LabelValueMaxLength", field,
+				func(r rule) bool { return strings.Contains(r.message, "values must be label values") }, 1,
+				fmt.Sprintf("self[k].size() <= %d", validation.LabelValueMaxLength), fmt.Sprintf("at most %d characters", validation.LabelValueMaxLength)})
+	}
+	for _, tt := range cel {
+		t.Run(tt.field+"/"+tt.name, func(t *testing.T) {
+			n := 0
+			for _, r := range rules(tt.field) {
+				if !tt.about(r) {
+					continue
+				}
+				n++
+				if !strings.Contains(r.rule, tt.rule) {
+					t.Errorf("a rule of %s does not say %q, as %s has it:\n%s", tt.field, tt.rule, tt.name, r.rule)
+				}
+				if !strings.Contains(r.message, tt.message) {
+					t.Errorf("a rule's message of %s does not say %q, as %s has it:\n%s", tt.field, tt.message, tt.name, r.message)
+				}
+			}
+			if n != tt.want {
+				t.Errorf("%d rules of %s state %s; want %d", n, tt.field, tt.name, tt.want)
+			}
+		})
 	}
 }

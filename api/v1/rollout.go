@@ -10,6 +10,9 @@ import (
 const (
 	// MaxCanarySteps is the most steps a canary takes.
 	MaxCanarySteps = 20
+	// MaxCanaryWeight bounds a step's weight, the canary's share of the traffic in percent: all
+	// of it.
+	MaxCanaryWeight = 100
 	// MaxCanaryPauseSeconds bounds a step's pauseSeconds: a week.
 	MaxCanaryPauseSeconds = 7 * 24 * 3600
 	// DefaultMaxFailedChecks is maxFailedChecks when it is omitted.

@@ -31,7 +31,7 @@ func validateRollout(spec *webappv1.WebAppSpec, fld *field.Path) field.ErrorList
 	}
 	for i, s := range c.Steps {
 		at := steps.Index(i)
-		errs = append(errs, validateRange(&s.Weight, 1, 100, at.Child("weight"))...)
+		errs = append(errs, validateRange(&s.Weight, 1, webappv1.MaxCanaryWeight, at.Child("weight"))...)
 		if i > 0 && s.Weight <= c.Steps[i-1].Weight {
 			errs = append(errs, field.Invalid(at.Child("weight"), s.Weight, fmt.Sprintf("must be greater than the weight of step %d (%d): weights rise strictly", i-1, c.Steps[i-1].Weight)))
 		}
