@@ -18,7 +18,7 @@ REGISTRY ?=
 # Extra helm push flags, e.g. --plain-http for a registry without TLS (credentials: helm registry login).
 CHART_PUSH_FLAGS ?=
 
-.PHONY: helm chart chart-push chart-test scale rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries node-binaries gateway-binaries fuzz bench bench-smoke load generate image image-push image-test docker-image deploy
+.PHONY: helm chart chart-push chart-test scale rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries node-binaries gateway-binaries gateway-test fuzz bench bench-smoke load generate image image-push image-test docker-image deploy
 
 ## run: serve the hooks on :8080
 run:
@@ -61,6 +61,11 @@ node-binaries:
 gateway-binaries:
 	bash hack/traefik.sh
 	bash hack/prometheus.sh
+
+## gateway-test: requests through bin/traefik to a backend on loopback, counted back from
+## bin/prometheus's HTTP API (hack/gateway; no Kubernetes)
+gateway-test: gateway-binaries
+	cd hack/gateway && go vet ./... && go test -count=1 -v -timeout 5m ./...
 
 ## helm: bin/helm, the Helm CLI built from the Go module proxy at a pinned version (hack/helm.sh)
 helm:
