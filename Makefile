@@ -18,7 +18,7 @@ REGISTRY ?=
 # Extra helm push flags, e.g. --plain-http for a registry without TLS (credentials: helm registry login).
 CHART_PUSH_FLAGS ?=
 
-.PHONY: helm chart chart-push chart-test scale rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries node-binaries fuzz bench bench-smoke load generate image image-push image-test docker-image deploy
+.PHONY: helm chart chart-push chart-test scale rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries node-binaries gateway-binaries gateway-test fuzz bench bench-smoke load generate image image-push image-test docker-image deploy
 
 ## run: serve the hooks on :8080
 run:
@@ -53,6 +53,19 @@ kube-binaries:
 ## from source (hack/node-binaries.sh; about 8 minutes the first time), and runc from Debian
 node-binaries:
 	bash hack/node-binaries.sh
+
+## gateway-binaries: bin/traefik (Traefik v3) and bin/prometheus (Prometheus 3) from source through
+## the Go module proxy, for the canary's analysis through a real Gateway (hack/traefik.sh,
+## hack/prometheus.sh; 30 CPU-minutes the first time, seconds once in the cache outside the
+## checkout)
+gateway-binaries:
+	bash hack/traefik.sh
+	bash hack/prometheus.sh
+
+## gateway-test: requests through bin/traefik to a backend on loopback, counted back from
+## bin/prometheus's HTTP API (hack/gateway; no Kubernetes)
+gateway-test: gateway-binaries
+	cd hack/gateway && go vet ./... && go test -count=1 -v -timeout 5m ./...
 
 ## helm: bin/helm, the Helm CLI built from the Go module proxy at a pinned version (hack/helm.sh)
 helm:
