@@ -11,18 +11,21 @@ import (
 type Check struct {
 	// Name names it in the docs.
 	Name string
-	// Reads says what of the Input and the status it reads, for the docs.
+	// Reads says what of the Input and the status it reads.
 	Reads string
 	// Fails says why the canary fails it, in a sentence; "" when it passes.
 	Fails func(*state) string
+	// Rebase, when not nil, moves the check's baseline in the status to what is observed now.
+	// It runs whenever a failure counts, whichever check failed.
+	Rebase func(*state)
 }
 
 // Checks are the canary's checks, in the order they are run. A new check is one entry here,
 // the Input field it reads, and its line in docs/canary.md.
 var Checks = []Check{
-	{Name: "deployment", Reads: "Input.Canary.Failure: ReplicaFailure or ProgressDeadlineExceeded of the canary Deployment's observed generation", Fails: deploymentFails},
+	{Name: "deployment", Reads: "Input.Canary.Failure: ReplicaFailure or ProgressDeadlineExceeded of the canary Deployment's current generation, while it runs the revision", Fails: deploymentFails},
 	{Name: "pods-start", Reads: "Input.Pods.Trouble, with pod diagnosis: why the canary's pods cannot start", Fails: podsCannotStart},
-	{Name: "restarts", Reads: "Input.Pods.Restarts, with pod diagnosis, against status.canary.restarts", Fails: podsRestarted},
+	{Name: "restarts", Reads: "Input.Pods.Restarts, with pod diagnosis, against status.canary.restarts", Fails: podsRestarted, Rebase: rebaseRestarts},
 	{Name: "availability", Reads: "Input.Canary's available pods, against the step's pauseSeconds plus the availability grace from status.canary.stepStartTime or scaleTime", Fails: podsUnavailable},
 }
 
@@ -49,6 +52,9 @@ func podsRestarted(s *state) string {
 
 // podsUnavailable fails once the availability deadline (availableBy) has passed with fewer of
 // the canary's pods available than its weight needs, or than were asked for when fewer were.
+// rebaseRestarts makes the restarts seen now the baseline of the next restarts check.
+func rebaseRestarts(s *state) { s.next.Restarts = s.in.Pods.Restarts }
+
 func podsUnavailable(s *state) string {
 	want := s.replicasFor(s.target())
 	if asked := s.next.Replicas; asked > 0 && asked < want {

@@ -46,7 +46,7 @@ func phases(ps []webappv1.CanaryPhase) string {
 	switch {
 	case len(ps) == len(webappv1.CanaryPhases)+1:
 		return "any"
-	case len(ps) == len(webappv1.CanaryPhases) && ps[0] != canary.None:
+	case fmt.Sprint(ps) == fmt.Sprint(webappv1.CanaryPhases):
 		return "any but none"
 	}
 	var out []string
@@ -130,5 +130,30 @@ func TestChecksInDocs(t *testing.T) {
 		if !strings.Contains(doc, phrase) {
 			t.Errorf("docs/canary.md does not say %q", phrase)
 		}
+	}
+}
+
+// TestStagesInDocs holds docs/design.md's table of stages to canary.Stages, in their order.
+func TestStagesInDocs(t *testing.T) {
+	b, err := os.ReadFile("../docs/design.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	start := strings.Index(doc, "## The canary's machine")
+	end := strings.Index(doc[start+1:], "\n## ")
+	if start < 0 || end < 0 {
+		t.Fatal(`docs/design.md has no section "The canary's machine"`)
+	}
+	var got []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([A-Za-z]+)` \\|").FindAllStringSubmatch(doc[start:start+1+end], -1) {
+		got = append(got, m[1])
+	}
+	var want []string
+	for _, r := range canary.Stages {
+		want = append(want, string(r.Stage))
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("docs/design.md lists the stages %v; want canary.Stages, in order: %v", got, want)
 	}
 }

@@ -13,8 +13,10 @@ import (
 type state struct {
 	in   *Input
 	next webappv1.CanaryStatus
-	// verdict is what the row "the checks run" found in this call: the first failing check's
-	// sentence, "" when none failed or no check ran. The timer of the check interval reads it.
+	// verdict is the one piece of a call's working state beside the status: what the row "the
+	// checks run" found, the first failing check's sentence, "" when none failed or no check ran
+	// (start clears it). The timer reads it, so that a failure that is not counted yet asks for
+	// a call when it would count. It is never carried to the next call.
 	verdict string
 }
 
@@ -48,7 +50,7 @@ func Next(in Input) Output {
 		o.ResyncAfter = s.timer()
 		o.Timed = o.ResyncAfter > 0
 	}
-	o.Report = s.report(&o)
+	o.Report = s.webAppReport(&o)
 	if in.Plan != nil {
 		o.Condition = s.condition()
 	}
@@ -81,9 +83,9 @@ func (s *state) annotations(o *Output) map[string]string {
 	return nil
 }
 
-// report is what the canary says of the WebApp: Progressing while it runs, Degraded while the
+// webAppReport is what the canary says of the WebApp: Progressing while it runs, Degraded while the
 // spec asks for the template whose canary was aborted, and nil otherwise.
-func (s *state) report(o *Output) *Report {
+func (s *state) webAppReport(o *Output) *Report {
 	st := o.Status
 	switch {
 	case st == nil:

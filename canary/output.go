@@ -50,8 +50,9 @@ type Output struct {
 	Serving bool
 	// ResyncAfter asks for a call after that long, when a timer runs out then; 0 for none.
 	ResyncAfter time.Duration
-	// Timed is true when the decision holds only at Input.Now: a timer runs, and a call after it
-	// runs out may decide otherwise on the same input. Such an answer must not be replayed.
+	// Timed is true when the decision holds only at Input.Now: a call later may decide otherwise
+	// on the same input. Today that is exactly when a timer runs (ResyncAfter > 0); a decision
+	// read from a measurement will be timed too. Such an answer must not be replayed.
 	Timed bool
 	// Report is what the canary says of the WebApp as a whole, while it decides that: nil when
 	// the stable Deployment's rollout tells the story.
@@ -64,14 +65,17 @@ type Output struct {
 
 // Report is a WebApp's phase, with its Ready condition's reason and message.
 type Report struct {
-	Phase   webappv1.Phase
-	Reason  string
-	Message string
+	// Phase is status.phase: Progressing while a canary runs, Degraded after an abort.
+	Phase webappv1.Phase
+	// Reason and Message are the Ready condition's.
+	Reason, Message string
 }
 
 // Condition is the WebApp's webappv1.ConditionCanary: True unless the last canary was aborted.
 type Condition struct {
-	OK      bool
-	Reason  string
-	Message string
+	// OK is the condition's status: True unless the last canary was aborted.
+	OK bool
+	// Reason is the canary's phase, or webappv1.ReasonCanaryIdle before any; Message says what
+	// the canary is doing.
+	Reason, Message string
 }

@@ -6,19 +6,19 @@ import (
 	webappv1 "github.com/example/webapp-operator/api/v1"
 )
 
-// Kind says how a row of Transitions fires.
-type Kind int
+// RowKind says how a row of Transitions fires.
+type RowKind int
 
 const (
 	// Record rows keep the phase and record what the call found: each fires whenever its phase
 	// and guard match.
-	Record Kind = iota
+	Record RowKind = iota
 	// Move rows decide the call: only the first whose phase and guard match fires.
 	Move
 )
 
 // String is "record" or "move", as the docs print the table.
-func (k Kind) String() string {
+func (k RowKind) String() string {
 	if k == Move {
 		return "move"
 	}
@@ -30,7 +30,7 @@ type Row struct {
 	// Name says what happened, as the docs print it and Output.Fired reports it.
 	Name string
 	// Kind says whether it records or moves.
-	Kind Kind
+	Kind RowKind
 	// From are the phases it fires in; None stands for no canary.
 	From []webappv1.CanaryPhase
 	// When is its guard; nil always holds.
@@ -56,7 +56,8 @@ var (
 // to bottom, each row seeing what the rows above it did: a Record row fires whenever its phase
 // and guard match; of the Move rows, only the first whose phase and guard match fires. Every
 // change of the canary status is made by a row. What the children are follows from the phase
-// reached and the observations (Stages).
+// reached and the observations (Stages). The last row, describe, reads those children: it stays
+// last, so that what it describes is what Next answers.
 var Transitions = []Row{
 	{Name: "the spec no longer asks for a canary: its status goes", Kind: Move,
 		From: anyPhase, When: noPlan, To: None, Do: forget},
@@ -95,7 +96,7 @@ var Transitions = []Row{
 	{Name: "more canary pods asked for within the step: their availability deadline starts now", Kind: Record,
 		From: atAStep, When: scaledUpWithinStep, Do: noteScaleTime},
 	{Name: "the status says where the canary stands: its weight, its pods and a message", Kind: Record,
-		From: webappv1.CanaryPhases, Do: report},
+		From: webappv1.CanaryPhases, Do: describe},
 }
 
 // The guards of the table.
@@ -202,13 +203,17 @@ func runChecks(s *state) {
 	now := s.now()
 	s.next.FailedChecks++
 	s.next.LastFailedCheckTime = &now
-	s.next.Restarts = s.in.Pods.Restarts
 	s.next.LastFailedCheck = s.verdict
+	for _, c := range Checks {
+		if c.Rebase != nil {
+			c.Rebase(s)
+		}
+	}
 }
 
-// report completes the status with what the stage shows: the canary's weight and pods, and a
+// describe completes the status with what the stage shows: the canary's weight and pods, and a
 // message.
-func report(s *state) {
+func describe(s *state) {
 	o := s.children()
 	s.next.Weight = s.weight(&o)
 	switch o.Form {

@@ -22,9 +22,11 @@ import (
 // and status. Every decision is canary's.
 
 // decideCanary returns canary.Next's decision for the request, or nil when the WebApp has no
-// canary in its spec and none of a canary's children is observed: Next would then change
-// nothing, and a WebApp without the feature costs nothing more. deployment is the stable
-// Deployment as the spec asks for it, with desired replicas.
+// canary in its spec and neither a canary Deployment nor a canary's Service is observed: then
+// there is no canary to wind down, the children are built as without the feature, and a WebApp
+// that does not use it costs nothing more (a route left split, by hand or by an older hook, goes
+// back to the Service <name> at once). deployment is the stable Deployment as the spec asks for
+// it, with desired replicas.
 func decideCanary(req *Request, obs *observedChildren, deployment *appsv1.Deployment, desired int32, now time.Time) *canary.Output {
 	p := &req.Parent
 	var plan *webappv1.Canary
@@ -41,7 +43,7 @@ func decideCanary(req *Request, obs *observedChildren, deployment *appsv1.Deploy
 		Last:             p.Canary,
 		Revision:         revision,
 		StableReplicas:   desired,
-		Routed:           p.Spec.Route != nil && req.Declares(RouteKind),
+		Routed:           routed(req),
 		ServicesObserved: obs.canaryService != nil && obs.stableService != nil,
 		Promote:          p.Promote,
 		Abort:            p.Abort,
@@ -51,7 +53,7 @@ func decideCanary(req *Request, obs *observedChildren, deployment *appsv1.Deploy
 		d := c.Deployment
 		in.Stable = &canary.Stable{
 			Revision: stableRevision(c, deployment, revision),
-			Complete: d.SpecHash == deployment.Annotations[AnnotationSpecHash] && replicasOf(d) == desired && d.rolledOut(desired),
+			Complete: d.carries(deployment.Annotations[AnnotationSpecHash], desired) && d.rolledOut(desired),
 		}
 	}
 	if c := obs.canary; c != nil {

@@ -11,14 +11,14 @@ import (
 	"github.com/example/webapp-operator/internal/english"
 )
 
-// The one reading of an observed Deployment: whether its controller has observed its latest
-// generation, the failure it reports, whether its rollout is complete, and how many pods it has
+// The one reading of an observed Deployment: whether its controller has caught up with its latest
+// generation, whether it carries the spec asked of it, the failure it reports, whether its rollout is complete, and how many pods it has
 // left. The WebApp's status (rollout), the canary's input and the teardown (Finalize) all read a
 // Deployment through these methods, so that they agree on it.
 
-// observed reports whether d's controller has observed its latest generation: until then its
+// caughtUp reports whether d's controller has observed its latest generation: until then its
 // status describes an older spec.
-func (d *ObservedDeployment) observed() bool { return d.Status.ObservedGeneration >= d.Generation }
+func (d *ObservedDeployment) caughtUp() bool { return d.Status.ObservedGeneration >= d.Generation }
 
 // deploymentFailure is a failure a Deployment reports for its observed generation.
 type deploymentFailure struct {
@@ -33,7 +33,7 @@ type deploymentFailure struct {
 // create pods) before ProgressDeadlineExceeded; nil when it reports neither, or its controller
 // has not observed its latest generation.
 func (d *ObservedDeployment) failure() *deploymentFailure {
-	if !d.observed() {
+	if !d.caughtUp() {
 		return nil
 	}
 	if c := deploymentCondition(d.Status, appsv1.DeploymentReplicaFailure); c != nil && c.Status == string(corev1.ConditionTrue) {
@@ -51,11 +51,16 @@ func (f *deploymentFailure) refused() string {
 	return sentence(validation.Cut(refusal(f.message), maxQuotedMessage))
 }
 
+// carries reports whether d carries the spec whose hash is hash, with desired replicas.
+func (d *ObservedDeployment) carries(hash string, desired int32) bool {
+	return d.SpecHash == hash && replicasOf(d) == desired
+}
+
 // rolledOut reports whether d's rollout to desired replicas is complete: observed, no failure,
 // every pod updated and available, and none of an older template left.
 func (d *ObservedDeployment) rolledOut(desired int32) bool {
 	st := d.Status
-	return d.observed() && d.failure() == nil && st.UpdatedReplicas == desired && st.Replicas == desired && st.AvailableReplicas >= desired
+	return d.caughtUp() && d.failure() == nil && st.UpdatedReplicas == desired && st.Replicas == desired && st.AvailableReplicas >= desired
 }
 
 // progress says why d's observed rollout to desired replicas is not complete; "" when it is.
@@ -86,7 +91,7 @@ func (d *ObservedDeployment) podsLeft() int32 {
 // scaledDown reports whether d asks for no pods and its controller has confirmed that none are
 // left, terminating ones included.
 func (d *ObservedDeployment) scaledDown() bool {
-	return replicasOf(d) == 0 && d.observed() && d.podsLeft() == 0
+	return replicasOf(d) == 0 && d.caughtUp() && d.podsLeft() == 0
 }
 
 // deploymentCondition returns the Deployment condition of type t whose status is known, or nil.

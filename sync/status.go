@@ -224,9 +224,9 @@ func rollout(p *Parent, d *ObservedDeployment, hash string, desired int32, troub
 		return webappv1.PhaseDegraded, trouble.reason, trouble.message()
 	}
 	switch {
-	case d.SpecHash != hash || replicasOf(d) != desired:
+	case !d.carries(hash, desired):
 		return progressing(fmt.Sprintf("Waiting for Deployment %s to be updated to the current spec.", p.Name))
-	case !d.observed():
+	case !d.caughtUp():
 		return progressing(fmt.Sprintf("Waiting for Deployment %s's controller to observe generation %d.", p.Name, d.Generation))
 	}
 	switch f := d.failure(); {

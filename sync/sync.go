@@ -27,11 +27,11 @@ type Response struct {
 	// observed child kept unchanged (*unstructured.Unstructured). Nil encodes as [].
 	Children []runtime.Object
 	// ResyncAfterSeconds asks for one more call after this delay; 0 asks for none. From Sync, it
-	// is set only while a canary's timer runs, and the answer holds only until it runs out.
+	// is set only while a canary's timer runs, when the first runs out.
 	ResyncAfterSeconds float64
-	// Timed is true when the answer holds only at the time of the call: a canary's timer runs,
-	// and a later call may decide otherwise on the same request. Such an answer must not be
-	// replayed; it is not part of the JSON answer.
+	// Timed is true when the answer holds only at the time of the call (canary.Output.Timed): a
+	// later call may decide otherwise on the same request. Such an answer must not be replayed.
+	// It is not part of the JSON answer.
 	Timed bool
 	// Finalized is set by Finalize only: true once no child is observed.
 	Finalized *bool
@@ -87,7 +87,7 @@ func Sync(req *Request, now time.Time) Response {
 	if p.Spec.Autoscaling != nil {
 		children = append(children, desiredAutoscaler(p, labels))
 	}
-	if p.Spec.Route != nil && req.Declares(RouteKind) { // else Routed says why there is none
+	if routed(req) { // else Routed says why there is none
 		children = append(children, desiredRoute(p, labels))
 	}
 
@@ -109,6 +109,10 @@ func Sync(req *Request, now time.Time) Response {
 	resp.Status, resp.Children = newStatus(req, obs, now, r), children
 	return resp
 }
+
+// routed reports whether the WebApp has an HTTPRoute: spec.route asks for one, and the
+// CompositeController manages HTTPRoutes (the metacontroller/gateway-api component).
+func routed(req *Request) bool { return req.Parent.Spec.Route != nil && req.Declares(RouteKind) }
 
 // errorsMessage joins the problems of a list, each in apimachinery's form
 // ("spec.image: Required value"), with "; ".

@@ -8,8 +8,8 @@ import (
 	"github.com/example/webapp-operator/hooktest"
 )
 
-// TestMain runs the package's tests and then fails a full run that read no longer some file of
-// testdata, or some answer of ../examples (hooktest.GoldenMain). The answers to Metacontroller's
+// TestMain runs the package's tests and then fails a full run that left some file of
+// testdata, or some answer of ../examples, unread (hooktest.GoldenMain). The answers to Metacontroller's
 // recorded requests are compared only beside ../shared/fixtures, which is not in the repository.
 // sync/wire's tests and sync's benchmark read testdata/large.request.json too, but TestLargeRequest
 // reads it here.
