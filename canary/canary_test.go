@@ -11,6 +11,7 @@ import (
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
 	"github.com/example/webapp-operator/canary"
+	"github.com/example/webapp-operator/internal/english"
 )
 
 var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
@@ -535,9 +536,9 @@ func TestEveryRowHasACase(t *testing.T) {
 		if len(fired[r.Name]) == 0 {
 			t.Errorf("row %q fires in no case of TestTransitions", r.Name)
 		} else if r.Kind == canary.Move {
-			t.Logf("row %d, %q: %d cases, e.g. %q", i+1, r.Name, len(fired[r.Name]), fired[r.Name][0])
+			t.Logf("row %d, %q: %s, e.g. %q", i+1, r.Name, english.Count(len(fired[r.Name]), "case"), fired[r.Name][0])
 		} else {
-			t.Logf("row %d, %q: %d cases", i+1, r.Name, len(fired[r.Name]))
+			t.Logf("row %d, %q: %s", i+1, r.Name, english.Count(len(fired[r.Name]), "case"))
 		}
 	}
 	for _, r := range canary.Stages {
