@@ -302,6 +302,7 @@ func startTraefik(t *testing.T, ns string) *traefik {
 		"--global.checkNewVersion=false",
 		"--global.sendAnonymousUsage=false",
 		"--log.level=DEBUG",
+		"--log.noColor=true",
 		"--entryPoints.web.address=127.0.0.1:"+tr.port,
 		"--entryPoints.metrics.address=127.0.0.1:"+tr.metricsPort,
 		"--metrics.prometheus=true",
