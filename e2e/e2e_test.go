@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -505,7 +506,16 @@ func secureOverlay(t *testing.T) []obj {
 // be stored by the WebApp status subresource exactly as sent, so its shape matches the CRD.
 func TestAnswers(t *testing.T) {
 	requireCluster(t)
-	files, _ := filepath.Glob("../sync/testdata/answers/*/*.json")
+	var files []string // every answer, however deep a table's subtests put it
+	err := filepath.WalkDir("../sync/testdata/answers", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".json") {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	examples, _ := filepath.Glob("../examples/*.response.json")
 	files = append(files, examples...)
 	if len(files) < 40 {
