@@ -365,7 +365,7 @@ func TestSyncInvalidWorkload(t *testing.T) {
 		{"progressDeadlineSeconds 0", func(s *webappv1.WebAppSpec) { s.ProgressDeadlineSeconds = ptr(int32(0)) }, "spec.progressDeadlineSeconds: Invalid value: 0: must be greater than or equal to 1"},
 		{"ingress without a port", func(s *webappv1.WebAppSpec) { s.Port = nil }, "spec.ingress: Invalid value: needs spec.port"},
 		{"ingress host not a DNS name", func(s *webappv1.WebAppSpec) { s.Ingress.Host = "Hello_World" }, `spec.ingress.host: Invalid value: "Hello_World": a lowercase RFC 1123 subdomain`},
-		{"ingress host with a wildcard inside", func(s *webappv1.WebAppSpec) { s.Ingress.Host = "a.*.example.com" }, `spec.ingress.host: Invalid value: "a.*.example.com": a lowercase RFC 1123 subdomain`},
+		{"ingress host with a wildcard inside", func(s *webappv1.WebAppSpec) { s.Ingress.Host = "a.*.example.com" }, `spec.ingress.host: Invalid value: "a.*.example.com": a wildcard may only be the first label`},
 		{"ingress path not absolute", func(s *webappv1.WebAppSpec) { s.Ingress.Path = "api" }, `spec.ingress.path: Invalid value: "api": must start with /`},
 		{"ingress pathType unknown", func(s *webappv1.WebAppSpec) { s.Ingress.PathType = ptr(networkingv1.PathType("Regex")) }, `spec.ingress.pathType: Unsupported value: "Regex": supported values: "Prefix", "Exact", "ImplementationSpecific"`},
 		{"ingress tls without a Secret", func(s *webappv1.WebAppSpec) { s.Ingress.TLS = &webappv1.IngressTLS{} }, "spec.ingress.tls.secretName: Required value"},

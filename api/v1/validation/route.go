@@ -25,14 +25,21 @@ func validateIngress(in *webappv1.Ingress, hasPort bool, fld *field.Path) field.
 		return nil
 	}
 	var errs field.ErrorList
-	host := strings.TrimPrefix(in.Host, "*.")
+	// As networking/v1's own validation: a wildcard is "*." before a DNS name, and the whole host,
+	// "*." included, is at most 253 characters.
 	switch {
 	case in.Host == "":
 		errs = append(errs, field.Required(fld.Child("host"), ""))
-	case len(validation.IsDNS1123Subdomain(host)) > 0:
-		errs = append(errs, field.Invalid(fld.Child("host"), Short(in.Host), validation.IsDNS1123Subdomain(host)[0]))
-	case strings.Contains(host, "*"):
+	case strings.Contains(strings.TrimPrefix(in.Host, "*."), "*"):
 		errs = append(errs, field.Invalid(fld.Child("host"), Short(in.Host), "a wildcard may only be the first label"))
+	case strings.HasPrefix(in.Host, "*."):
+		if msgs := validation.IsWildcardDNS1123Subdomain(in.Host); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(fld.Child("host"), Short(in.Host), msgs[0]))
+		}
+	default:
+		if msgs := validation.IsDNS1123Subdomain(in.Host); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(fld.Child("host"), Short(in.Host), msgs[0]))
+		}
 	}
 	if in.Path != "" && !strings.HasPrefix(in.Path, "/") {
 		errs = append(errs, field.Invalid(fld.Child("path"), Short(in.Path), "must start with /"))
