@@ -22,10 +22,7 @@ KUBE_VERSION=$(awk '$1 == "require" && $2 == "k8s.io/kubernetes" {print $3}' hac
 BIN=$PWD/bin
 mkdir -p "$BIN"
 
-# fresh NAME VERSION: true when bin/NAME exists and was built at VERSION.
-fresh() { [ -x "$BIN/$1" ] && [ "$(cat "$BIN/.$1.version" 2>/dev/null)" = "$2" ]; }
-stamp() { echo "$2" > "$BIN/.$1.version"; }
-say() { printf '%s kube-binaries: %s\n' "$(date +%T)" "$*" >&2; }
+source hack/lib.sh # fresh, stamp, say
 
 if ! fresh etcd "$ETCD_VERSION"; then
   say "building etcd $ETCD_VERSION"

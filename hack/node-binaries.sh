@@ -27,10 +27,7 @@ CNI_PLUGINS_VERSION=v1.10.0
 BIN=$PWD/bin
 mkdir -p "$BIN"
 
-# fresh NAME VERSION: true when bin/NAME exists and was built at VERSION.
-fresh() { [ -x "$BIN/$1" ] && [ "$(cat "$BIN/.$1.version" 2>/dev/null)" = "$2" ]; }
-stamp() { echo "$2" > "$BIN/.$1.version"; }
-say() { printf '%s node-binaries: %s\n' "$(date +%T)" "$*" >&2; }
+source hack/lib.sh # fresh, stamp, say
 
 bash hack/container-tools.sh runc
 # The suite makes the node's bridge with ip (iproute2).

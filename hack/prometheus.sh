@@ -37,22 +37,11 @@ LDFLAGS="-X github.com/prometheus/common/version.Version=$PROMETHEUS_RELEASE -X 
 STAMP="$PROMETHEUS_VERSION-$(echo "$TAGS $LDFLAGS" | sha256sum | cut -c1-12)"
 
 BIN=$PWD/bin
-CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/webapp-operator
+source hack/lib.sh # CACHE, fresh, stamp, say, from_cache, to_cache
 KEEP=$CACHE/prometheus-$PROMETHEUS_VERSION
 mkdir -p "$BIN"
 
-# fresh NAME VERSION: true when bin/NAME exists and was built at VERSION.
-fresh() { [ -x "$BIN/$1" ] && [ "$(cat "$BIN/.$1.version" 2>/dev/null)" = "$2" ]; }
-stamp() { echo "$2" > "$BIN/.$1.version"; }
-say() { printf '%s prometheus: %s\n' "$(date +%T)" "$*" >&2; }
-
-if fresh prometheus "$STAMP"; then
-  exit 0
-fi
-if [ -x "$KEEP/prometheus" ] && [ "$(cat "$KEEP/.version" 2>/dev/null)" = "$STAMP" ]; then
-  say "copying prometheus $STAMP from $KEEP"
-  cp "$KEEP/prometheus" "$BIN/prometheus.tmp" && mv "$BIN/prometheus.tmp" "$BIN/prometheus"
-  stamp prometheus "$STAMP"
+if fresh prometheus "$STAMP" || from_cache prometheus "$STAMP" "$KEEP"; then
   exit 0
 fi
 
@@ -65,9 +54,5 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 GOBIN=$work go install -trimpath -tags "$TAGS" -ldflags "$LDFLAGS" \
   "github.com/prometheus/prometheus/cmd/prometheus@$PROMETHEUS_VERSION"
-mkdir -p "$KEEP"
-cp "$work/prometheus" "$KEEP/prometheus.tmp" && mv "$KEEP/prometheus.tmp" "$KEEP/prometheus"
-echo "$STAMP" > "$KEEP/.version"
-cp "$work/prometheus" "$BIN/prometheus.tmp" && mv "$BIN/prometheus.tmp" "$BIN/prometheus"
-stamp prometheus "$STAMP"
+to_cache prometheus "$STAMP" "$KEEP" "$work/prometheus"
 say "ready: $("$BIN/prometheus" --version | head -1)"

@@ -68,25 +68,12 @@ LDFLAGS="-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=$TRAEFIK_VER
 STAMP="$TRAEFIK_VERSION-$( (cat hack/traefik/go.mod hack/traefik/go.sum hack/traefik/ext/go.mod hack/traefik/ext/ext.go; echo "$LEGO_DROP $LEGO_REFUSAL $LDFLAGS") | sha256sum | cut -c1-12)"
 
 BIN=$PWD/bin
-CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/webapp-operator
+source hack/lib.sh # CACHE, fresh, stamp, say, from_cache, to_cache
 KEEP=$CACHE/traefik-$TRAEFIK_VERSION
 mkdir -p "$BIN"
 
-# fresh NAME VERSION: true when bin/NAME exists and was built at VERSION.
-fresh() { [ -x "$BIN/$1" ] && [ "$(cat "$BIN/.$1.version" 2>/dev/null)" = "$2" ]; }
-stamp() { echo "$2" > "$BIN/.$1.version"; }
-say() { printf '%s traefik: %s\n' "$(date +%T)" "$*" >&2; }
-
-if [ -z "${TRAEFIK_TIDY:-}" ]; then
-  if fresh traefik "$STAMP"; then
-    exit 0
-  fi
-  if [ -x "$KEEP/traefik" ] && [ "$(cat "$KEEP/.version" 2>/dev/null)" = "$STAMP" ]; then
-    say "copying traefik $STAMP from $KEEP"
-    cp "$KEEP/traefik" "$BIN/traefik.tmp" && mv "$BIN/traefik.tmp" "$BIN/traefik"
-    stamp traefik "$STAMP"
-    exit 0
-  fi
+if [ -z "${TRAEFIK_TIDY:-}" ] && { fresh traefik "$STAMP" || from_cache traefik "$STAMP" "$KEEP"; }; then
+  exit 0
 fi
 
 # lego at the version Traefik requires, from the module cache, with the refused providers taken
@@ -140,10 +127,6 @@ fi
 
 say "building traefik $TRAEFIK_VERSION ($STAMP) from the module proxy"
 (cd hack/traefik && go build -modfile="$work/traefik.mod" -trimpath -ldflags "$LDFLAGS" \
-  -o "$BIN/traefik.tmp" github.com/traefik/traefik/v3/cmd/traefik)
-mkdir -p "$KEEP"
-cp "$BIN/traefik.tmp" "$KEEP/traefik.tmp" && mv "$KEEP/traefik.tmp" "$KEEP/traefik"
-echo "$STAMP" > "$KEEP/.version"
-mv "$BIN/traefik.tmp" "$BIN/traefik"
-stamp traefik "$STAMP"
+  -o "$work/traefik" github.com/traefik/traefik/v3/cmd/traefik)
+to_cache traefik "$STAMP" "$KEEP" "$work/traefik"
 say "ready: $("$BIN/traefik" version | tr -s ' \n' ' ')"
