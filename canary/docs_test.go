@@ -104,30 +104,53 @@ func TestTableInDocs(t *testing.T) {
 	t.Errorf("%s prints another table than canary.Transitions (go test ./canary -update rewrites it):\n%s\nwant\n%s", path, got, want)
 }
 
-// TestChecksInDocs holds docs/canary.md's table of checks to canary.Checks, in their order,
-// and its words for the check interval and the availability grace to their constants.
-func TestChecksInDocs(t *testing.T) {
-	b, err := os.ReadFile("../docs/canary.md")
+// section is the part of the Markdown file at path under heading, up to the next heading of its
+// level.
+func section(t *testing.T, path, heading string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := strings.Join(strings.Fields(string(b)), " ")
-	var got []string
-	for _, m := range regexp.MustCompile("\\| `([a-z-]+)` \\|").FindAllStringSubmatch(doc, -1) {
-		got = append(got, m[1])
+	doc := string(b)
+	start := strings.Index(doc, "\n"+heading+"\n")
+	if start < 0 {
+		t.Fatalf("%s has no section %q", path, heading)
 	}
+	level := heading[:strings.Index(heading, " ")+1]
+	if end := strings.Index(doc[start+1:], "\n"+level); end >= 0 {
+		return doc[start : start+1+end]
+	}
+	return doc[start:]
+}
+
+// firstColumn is what stands in backquotes as the first cell of a table's rows in text, in
+// order: the names a table of the docs lists.
+func firstColumn(text string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([A-Za-z-]+)` \\|").FindAllStringSubmatch(text, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// TestChecksInDocs holds docs/canary.md's table of checks to canary.Checks, in their order,
+// and its words for the check interval and the availability grace to their constants.
+func TestChecksInDocs(t *testing.T) {
+	checks := section(t, "../docs/canary.md", "## Checks")
 	var want []string
 	for _, c := range canary.Checks {
 		want = append(want, c.Name)
 	}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := firstColumn(checks); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("docs/canary.md lists the checks %v; want canary.Checks, in order: %v", got, want)
 	}
+	words := strings.Join(strings.Fields(checks), " ")
 	for _, phrase := range []string{
 		fmt.Sprintf("A failure counts at most once per %d seconds", webappv1.CanaryCheckInterval/time.Second),
 		fmt.Sprintf("`pauseSeconds` + %d minutes after they were asked for", webappv1.CanaryAvailabilityGrace/time.Minute),
 	} {
-		if !strings.Contains(doc, phrase) {
+		if !strings.Contains(words, phrase) {
 			t.Errorf("docs/canary.md does not say %q", phrase)
 		}
 	}
@@ -135,25 +158,11 @@ func TestChecksInDocs(t *testing.T) {
 
 // TestStagesInDocs holds docs/design.md's table of stages to canary.Stages, in their order.
 func TestStagesInDocs(t *testing.T) {
-	b, err := os.ReadFile("../docs/design.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := string(b)
-	start := strings.Index(doc, "## The canary's machine")
-	end := strings.Index(doc[start+1:], "\n## ")
-	if start < 0 || end < 0 {
-		t.Fatal(`docs/design.md has no section "The canary's machine"`)
-	}
-	var got []string
-	for _, m := range regexp.MustCompile("(?m)^\\| `([A-Za-z]+)` \\|").FindAllStringSubmatch(doc[start:start+1+end], -1) {
-		got = append(got, m[1])
-	}
 	var want []string
 	for _, r := range canary.Stages {
 		want = append(want, string(r.Stage))
 	}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := firstColumn(section(t, "../docs/design.md", "## The canary's machine")); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("docs/design.md lists the stages %v; want canary.Stages, in order: %v", got, want)
 	}
 }

@@ -251,21 +251,8 @@ func canaryChildren(p *Parent, obs *observedChildren, d *canary.Output, podLabel
 
 // annotate sets annotations on the kept form of a child.
 func annotate(obj map[string]any, annotations map[string]string) {
-	if len(annotations) == 0 {
-		return
-	}
-	meta, _ := obj["metadata"].(map[string]any)
-	if meta == nil {
-		meta = map[string]any{}
-		obj["metadata"] = meta
-	}
-	kept, _ := meta["annotations"].(map[string]any)
-	if kept == nil {
-		kept = map[string]any{}
-		meta["annotations"] = kept
-	}
 	for k, v := range annotations {
-		kept[k] = v
+		_ = unstructured.SetNestedField(obj, v, "metadata", "annotations", k) // a kept form's metadata is an object
 	}
 }
 
