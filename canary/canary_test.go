@@ -112,8 +112,8 @@ type want struct {
 	failedChecks   int32
 	pauseStart     *metav1.Time
 	resync         time.Duration
-	message        string // a part of the status message
-	row            string // the Move row that fires, "" for none
+	message        string               // a part of the status message
+	row            string               // the Move row that fires, "" for none
 	analysis       webappv1.CheckResult // the result status.canary.analysis records, "" for none
 	checkTime      *metav1.Time         // when it was checked, with analysis
 }
@@ -527,7 +527,7 @@ func transitionCases() []transitionCase {
 		},
 		{
 			name: "analysis: a hook without Prometheus measures nothing: inconclusive",
-			in: analyzed(func(in *canary.Input) { in.Last = running(webappv1.CanaryProgressing, 0, nil) }),
+			in:   analyzed(func(in *canary.Input) { in.Last = running(webappv1.CanaryProgressing, 0, nil) }),
 			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(time.Minute), phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 5 * time.Second, analysis: webappv1.CheckInconclusive, checkTime: at(time.Minute), message: "the hook has no Prometheus to ask"},
 		},
 		{
