@@ -239,10 +239,14 @@ func (p *Prometheus) measure(parent Parent, a *webappv1.CanaryAnalysis, at time.
 	p.mu.RUnlock()
 	log := p.cfg.Logger.With("parent", parent.String(), "check_time", at.UTC().Format(time.RFC3339))
 
+	acquired := false
 	select {
 	case p.slots <- struct{}{}:
+		acquired = true
 		defer func() { <-p.slots }()
 	case <-ctx.Done():
+	}
+	if !acquired || ctx.Err() != nil { // a slot freed as the deadline passed is too late
 		p.metrics.queries.WithLabelValues(outcomeBusy).Inc()
 		m.Error = fmt.Sprintf("the hook had %d queries to Prometheus in flight, and this one could not start within %s", cap(p.slots), p.cfg.QueryTimeout)
 		log.Warn("analysis query not sent: every slot busy", "max_concurrent_queries", cap(p.slots), "timeout", p.cfg.QueryTimeout.String())
