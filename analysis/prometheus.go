@@ -246,7 +246,7 @@ func (p *Prometheus) measure(parent Parent, a *webappv1.CanaryAnalysis, at time.
 		defer func() { <-p.slots }()
 	case <-ctx.Done():
 	}
-	if !acquired || ctx.Err() != nil { // a slot freed as the deadline passed is too late
+	if deadline, _ := ctx.Deadline(); !acquired || !time.Now().Before(deadline) { // a slot freed as the deadline passes is too late
 		p.metrics.queries.WithLabelValues(outcomeBusy).Inc()
 		m.Error = fmt.Sprintf("the hook had %d queries to Prometheus in flight, and this one could not start within %s", cap(p.slots), p.cfg.QueryTimeout)
 		log.Warn("analysis query not sent: every slot busy", "max_concurrent_queries", cap(p.slots), "timeout", p.cfg.QueryTimeout.String())
