@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -82,5 +83,32 @@ func TestParseTemplates(t *testing.T) {
 				t.Errorf("names = %v; want %v", set.Names(), tc.wantNames)
 			}
 		})
+	}
+}
+
+// TestDocsTemplates checks that the templates file of docs/configuration.md parses, and that its
+// example renders for a WebApp.
+func TestDocsTemplates(t *testing.T) {
+	b, err := os.ReadFile("../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(b), "### Analysis templates")
+	_, block, ok := strings.Cut(section, "```yaml\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 {
+		t.Fatal("no YAML block under Analysis templates")
+	}
+	set, err := ParseTemplates([]byte(block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range set.Names() {
+		if _, err := set.render(name, &Traefik, target{namespace: "shop", name: "web", service: "web-canary", window: 30 * time.Second}); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if len(set.Names()) == 0 {
+		t.Error("the example has no template")
 	}
 }
