@@ -116,8 +116,14 @@ func TestAnalysisMeasured(t *testing.T) {
 		t.Errorf("the same request again: %d measurements in all; want 2: an answer that judged a measurement is not cached", len(fake.calls))
 	}
 
+	// With its check recorded, the answer is still Timed (the next check's timer runs): the same
+	// request twice is decided twice, never answered from the cache.
 	recorded, _ := analysisRequest(t, at)
 	serve(h, "POST", "/sync", recorded)
+	serve(h, "POST", "/sync", recorded)
+	if m := serve(h.MetricsHandler(), "GET", "/metrics", "").Body.String(); !strings.Contains(m, `webapp_hook_answer_cache_requests_total{result="hit"} 0`) {
+		t.Errorf("an answer of a canary with analysis at a step came from the cache:\n%s", m)
+	}
 	serve(h, "POST", "/finalize", body)
 	serve(h, "POST", "/customize", body)
 	if len(fake.calls) != 2 {
