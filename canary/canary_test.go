@@ -245,9 +245,16 @@ func transitionCases() []transitionCase {
 			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.Run, replicas: 4, services: true, split: true, weights: [2]int32{0, 100}, selectsCanary: true},
 		},
 		{
-			name: "promoting, the route carries all to the canary: the stable Deployment takes the template",
+			name: "promoting, the route is first seen to carry all to the canary: the stable Deployment waits scaleDownDelaySeconds, as the Gateway may still send it traffic",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPromoting, 2, nil), true, ready(4), split(100, true)
+			}),
+			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.Run, replicas: 4, services: true, split: true, weights: [2]int32{0, 100}, selectsCanary: true, resync: 10 * time.Second, message: "Deployment shop takes its template at 2026-12-01T12:01:10Z, 10s after the route was seen to give it all"},
+		},
+		{
+			name: "promoting, the route has carried all to the canary for scaleDownDelaySeconds: the stable Deployment takes the template",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPromoting, 2, func(st *webappv1.CanaryStatus) { st.AllTrafficTime = at(50 * time.Second) }), true, ready(4), split(100, true)
 			}),
 			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.Run, replicas: 4, stableTemplate: true, services: true, split: true, weights: [2]int32{0, 100}, selectsCanary: true, message: "rolls to revision new"},
 		},
@@ -260,9 +267,26 @@ func transitionCases() []transitionCase {
 			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.Run, replicas: 4, stableTemplate: true, services: true},
 		},
 		{
-			name: "promoting, the route is back: the canary scales to zero",
+			name: "promoting, the route is first seen back: the canary keeps its pods for scaleDownDelaySeconds, as the Gateway may still send them traffic",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPromoting, 2, nil), true, ready(4), &canary.Route{Accepted: true}
+				in.Stable.Revision = "new"
+			}),
+			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.Run, replicas: 4, stableTemplate: true, resync: 10 * time.Second, message: "the canary keeps its pods until 2026-12-01T12:01:10Z"},
+		},
+		{
+			name: "with scaleDownDelaySeconds 0, the canary scales to zero as soon as the route is seen back",
+			in: input(func(in *canary.Input) {
+				in.Plan.ScaleDownDelaySeconds = ptr(int32(0))
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPromoting, 2, nil), true, ready(4), &canary.Route{Accepted: true}
+				in.Stable.Revision = "new"
+			}),
+			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.Zero, stableTemplate: true, message: "the canary scales to zero"},
+		},
+		{
+			name: "promoting, the route has been back for scaleDownDelaySeconds: the canary scales to zero",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPromoting, 2, func(st *webappv1.CanaryStatus) { st.NoTrafficTime = at(50 * time.Second) }), true, ready(4), &canary.Route{Accepted: true}
 				in.Stable.Revision = "new"
 			}),
 			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.Zero, stableTemplate: true, message: "the canary scales to zero"},
@@ -292,9 +316,16 @@ func transitionCases() []transitionCase {
 			want: want{row: "abort asked", phase: webappv1.CanaryAborted, step: 1, form: canary.Keep, replicas: 2, services: true, split: true, weights: [2]int32{100, 0}, message: "aborted by the webapp.example.com/abort annotation"},
 		},
 		{
-			name: "aborted, the route's canary weight is 0: the route goes back to <name>, the canary to zero",
+			name: "aborted, the route's canary weight is first seen at 0: the canary keeps its pods for scaleDownDelaySeconds",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryAborted, 1, nil), true, ready(2), split(0, true)
+			}),
+			want: want{phase: webappv1.CanaryAborted, step: 1, form: canary.Keep, replicas: 2, services: true, split: true, weights: [2]int32{100, 0}, resync: 10 * time.Second},
+		},
+		{
+			name: "aborted, the route's canary weight has been 0 for scaleDownDelaySeconds: the route goes back to <name>, the canary to zero",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryAborted, 1, func(st *webappv1.CanaryStatus) { st.NoTrafficTime = at(0) }), true, ready(2), split(0, true)
 			}),
 			want: want{phase: webappv1.CanaryAborted, step: 1, form: canary.Zero, services: true},
 		},
@@ -333,7 +364,7 @@ func transitionCases() []transitionCase {
 				in.ServicesObserved, in.Route = true, split(0, true)
 				in.Canary = &canary.Deployment{Replicas: 1, Revision: "new", Failure: "Deployment shop-canary cannot create pods"}
 			}),
-			want: want{row: "checks failed maxFailedChecks times", phase: webappv1.CanaryAborted, form: canary.Zero, services: true, failedChecks: 2, message: "aborted after 2 failed checks: Deployment shop-canary cannot create pods"},
+			want: want{row: "checks failed maxFailedChecks times", phase: webappv1.CanaryAborted, form: canary.Keep, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, failedChecks: 2, resync: 10 * time.Second, message: "aborted after 2 failed checks: Deployment shop-canary cannot create pods"},
 		},
 		{
 			name: "a status older than the abort, the canary already at zero: its Deployment says it was aborted",
@@ -342,7 +373,7 @@ func transitionCases() []transitionCase {
 					st.FailedChecks, st.LastFailedCheckTime, st.LastFailedCheck = 1, at(50*time.Second), "Deployment shop-canary cannot create pods"
 				})
 				in.ServicesObserved, in.Route = true, split(0, true)
-				in.Canary = &canary.Deployment{Revision: "new", Aborted: "new"}
+				in.Canary = &canary.Deployment{Revision: "new", Aborted: "new", ScaledDown: true}
 			}),
 			want: want{row: "aborted before: the canary Deployment says so, whatever an older status says", phase: webappv1.CanaryAborted, form: canary.Zero, services: true, failedChecks: 2, message: "was aborted after 2 failed checks: Deployment shop-canary cannot create pods"},
 		},
@@ -434,7 +465,7 @@ func transitionCases() []transitionCase {
 		{
 			name: "once the canary has all the traffic, neither checks nor abort apply: the stable rolls",
 			in: input(func(in *canary.Input) {
-				in.Last, in.ServicesObserved = running(webappv1.CanaryPromoting, 2, nil), true
+				in.Last, in.ServicesObserved = running(webappv1.CanaryPromoting, 2, func(st *webappv1.CanaryStatus) { st.AllTrafficTime = at(0) }), true
 				in.Canary = &canary.Deployment{Replicas: 4, Revision: "new", Total: 4, Updated: 4, Available: 3, Failure: "Deployment shop-canary exceeded its progress deadline"}
 				in.Route = split(100, true) // the stable takes the template: too late to abort
 				in.Abort = "new"

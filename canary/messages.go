@@ -32,11 +32,18 @@ func (s *state) message(o *Output) string {
 	case AtStep:
 		msg = s.stepMessage()
 	case ScalingUp:
+		if s.delayedTakeOver() {
+			msg = fmt.Sprintf("Promoting: the canary has all the traffic; Deployment %s takes its template at %s, %s after the route was seen to give it all, as a Gateway may route by the old weights for a while.", s.in.Name, s.next.AllTrafficTime.Add(s.scaleDownDelay()).UTC().Format(time.RFC3339), s.scaleDownDelay())
+			break
+		}
 		msg = fmt.Sprintf("Promoting: the canary scales to %d pods (%d available) and then takes all the traffic.", s.in.StableReplicas, s.available())
 	case TakingOver:
 		msg = fmt.Sprintf("Promoting: the canary has all the traffic while Deployment %s rolls to revision %s.", s.in.Name, s.in.Revision)
 	case HandingBack:
 		msg = "Promoting: Deployment " + s.in.Name + " runs the canary's template; the traffic goes back to it."
+		if s.delayedScaleDown() {
+			msg = fmt.Sprintf("Promoting: Deployment %s runs the canary's template and has all the traffic; the canary keeps its pods until %s, %s after the route was seen to give it none, as a Gateway may route by the old weights for a while.", s.in.Name, s.next.NoTrafficTime.Add(s.scaleDownDelay()).UTC().Format(time.RFC3339), s.scaleDownDelay())
+		}
 	case Draining:
 		msg = "Promoting: Deployment " + s.in.Name + " runs the canary's template and has all the traffic; the canary scales to zero."
 	default:

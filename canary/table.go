@@ -3,6 +3,8 @@ package canary
 import (
 	"slices"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	webappv1 "github.com/example/webapp-operator/api/v1"
 )
 
@@ -101,6 +103,8 @@ var Transitions = []Row{
 		From: []webappv1.CanaryPhase{webappv1.CanaryPromoting}, When: promoted, To: webappv1.CanaryPromoted},
 	{Name: "more canary pods asked for within the step: their availability deadline starts now", Kind: Record,
 		From: atAStep, When: scaledUpWithinStep, Do: noteScaleTime},
+	{Name: "the route is first seen to give the canary all the traffic, or none: the time is recorded, for the scale-down delay", Kind: Record,
+		From: append(slices.Clip(ended), webappv1.CanaryPromoting), When: trafficShifted, Do: noteTrafficShift},
 	{Name: "the status says where the canary stands: its weight, its pods and a message", Kind: Record,
 		From: webappv1.CanaryPhases, Do: describe},
 }
@@ -159,6 +163,10 @@ func scaledUpWithinStep(s *state) bool {
 	return last != nil && last.Revision == s.next.Revision && last.Step == s.next.Step && last.Replicas > 0 && s.replicasFor(s.target()) > last.Replicas
 }
 
+func trafficShifted(s *state) bool {
+	return (s.next.AllTrafficTime == nil) == s.allTraffic() || (s.next.NoTrafficTime == nil) == s.noTraffic()
+}
+
 // The steps of the table: what a row changes besides the phase.
 
 func forget(s *state) { s.next = webappv1.CanaryStatus{} }
@@ -190,6 +198,24 @@ func nextStep(s *state) {
 }
 
 func noteScaleTime(s *state) { now := s.now(); s.next.ScaleTime = &now }
+
+// noteTrafficShift records when the route was first seen to give the canary all the traffic,
+// and when none, and forgets each once the route no longer does.
+func noteTrafficShift(s *state) {
+	now := s.now()
+	for _, f := range []struct {
+		holds bool
+		at    **metav1.Time
+	}{{s.allTraffic(), &s.next.AllTrafficTime}, {s.noTraffic(), &s.next.NoTrafficTime}} {
+		switch {
+		case f.holds && *f.at == nil:
+			t := now
+			*f.at = &t
+		case !f.holds:
+			*f.at = nil
+		}
+	}
+}
 
 // runChecks runs Checks on the canary; the first that fails is the call's verdict. The failure
 // counts when none has in the last check interval.

@@ -310,7 +310,18 @@ var canarySteps = []canaryStep{
 	{name: "4 canary pods available: all the traffic goes to the canary", at: 24*time.Hour + 13*time.Second,
 		status: map[string]any{"Deployment/hello-canary": depStatus(1, 4, 4, 4, 4)},
 		canary: "Promoting step=1 weight=50 replicas=4", backends: "hello-stable=0,hello-canary=100", replicas: "4/4"},
-	{name: "the route carries it: the stable Deployment takes the template, as a WebApp without a canary would", at: 24*time.Hour + 14*time.Second,
+	{name: "the route is seen to carry it: the stable Deployment waits scaleDownDelaySeconds, as the Gateway may still send it traffic", at: 24*time.Hour + 14*time.Second,
+		canary: "Promoting step=1 weight=100 replicas=4", backends: "hello-stable=0,hello-canary=100", replicas: "4/4",
+		check: func(t *testing.T, resp sync.Response) {
+			_, first, _ := canaryIdle(t)
+			if got, want := stableTemplateOf(t, resp), stableTemplateOf(t, first); got != want {
+				t.Errorf("stable template =\n%s\nwant it held:\n%s", got, want)
+			}
+			if resp.ResyncAfterSeconds != webappv1.DefaultScaleDownDelaySeconds {
+				t.Errorf("resyncAfterSeconds = %v; want %d, when the delay is over", resp.ResyncAfterSeconds, webappv1.DefaultScaleDownDelaySeconds)
+			}
+		}},
+	{name: "10 s later: the stable Deployment takes the template, as a WebApp without a canary would", at: 24*time.Hour + 24*time.Second,
 		canary: "Promoting step=1 weight=100 replicas=4", backends: "hello-stable=0,hello-canary=100", replicas: "4/4",
 		check: func(t *testing.T, resp sync.Response) {
 			p := webapp(canarySpec("shop:2"))
@@ -320,16 +331,18 @@ var canarySteps = []canaryStep{
 				t.Errorf("stable Deployment =\n%s\nwant\n%s", asJSON(t, got), asJSON(t, want))
 			}
 		}},
-	{name: "the stable Deployment rolled: the route goes back to the Service hello, which selects it alone", at: 24*time.Hour + 15*time.Second,
+	{name: "the stable Deployment rolled: the route goes back to the Service hello, which selects it alone", at: 24*time.Hour + 25*time.Second,
 		canary: "Promoting step=1 weight=100 replicas=4", backends: "hello=1", replicas: "4/4",
 		check: func(t *testing.T, resp sync.Response) {
 			if got := member(t, sent(t, resp, "Service/hello"), "spec", "selector"); !strings.Contains(got, webappv1.LabelName) {
 				t.Errorf("Service hello selects %s; want the stable pods only", got)
 			}
 		}},
-	{name: "the route is back: the canary scales to zero", at: 24*time.Hour + 16*time.Second,
+	{name: "the route is seen back: the canary keeps its pods for scaleDownDelaySeconds", at: 24*time.Hour + 26*time.Second,
+		canary: "Promoting step=1 weight=- replicas=4", backends: "hello=1", replicas: "4/4"},
+	{name: "10 s later: the canary scales to zero", at: 24*time.Hour + 36*time.Second,
 		canary: "Promoting step=1 weight=- replicas=0", backends: "hello=1", replicas: "4/0"},
-	{name: "the canary's pods are gone: it and its Services go, and the WebApp is Ready", at: 24*time.Hour + 17*time.Second,
+	{name: "the canary's pods are gone: it and its Services go, and the WebApp is Ready", at: 24*time.Hour + 37*time.Second,
 		status: map[string]any{"Deployment/hello-canary": depStatus(1, 0, 0, 0, 0)},
 		canary: "Promoted step=1 weight=- replicas=0", backends: "hello=1", replicas: "4/-",
 		check: func(t *testing.T, resp sync.Response) {
@@ -708,12 +721,13 @@ func TestSyncCanaryCases(t *testing.T) {
 		if !strings.Contains(aborted.Status.Message, "aborted after 2 failed checks: Deployment hello-canary cannot create pods (QuotaExceeded)") {
 			t.Errorf("message %q; want the failed check named", aborted.Status.Message)
 		}
-		for _, resp := range []sync.Response{one, same, aborted, c.sync(time.Minute)} {
+		later := c.sync(time.Minute) // past the scale-down delay
+		for _, resp := range []sync.Response{one, same, aborted, later} {
 			if got, want := stableTemplateOf(t, resp), stableTemplateOf(t, before); got != want {
 				t.Errorf("stable template =\n%s\nwant it untouched:\n%s", got, want)
 			}
 		}
-		if got := replicasOf(t, aborted); got != "4/0" {
+		if got := replicasOf(t, later); got != "4/0" {
 			t.Errorf("replicas stable/canary = %s; want 4/0", got)
 		}
 		if got, want := member(t, sent(t, aborted, "Deployment/hello-canary"), "metadata", "annotations", canary.AnnotationAborted), `"`+aborted.Status.Canary.Revision+`"`; got != want {
@@ -758,8 +772,12 @@ func TestSyncCanaryCases(t *testing.T) {
 			t.Errorf("phase %s; want Ready: the stable runs the spec", back.Status.Phase)
 		}
 		next := c.sync(time.Second)
+		if got := backends(t, next) + " " + replicasOf(t, next); got != "hello-stable=100,hello-canary=0 4/1" {
+			t.Errorf("then backends and replicas %s; want hello-stable=100,hello-canary=0 4/1: the canary keeps its pods for the scale-down delay", got)
+		}
+		next = c.sync(webappv1.DefaultScaleDownDelaySeconds * time.Second)
 		if got := backends(t, next) + " " + replicasOf(t, next); got != "hello=1 4/0" {
-			t.Errorf("then backends and replicas %s; want hello=1 4/0", got)
+			t.Errorf("after the scale-down delay, backends and replicas %s; want hello=1 4/0", got)
 		}
 		c.status["Deployment/hello-canary"] = depStatus(1, 0, 0, 0, 0)
 		for i, ch := range c.children {

@@ -57,6 +57,10 @@ func Default(spec *WebAppSpec) {
 		n := int32(DefaultMaxFailedChecks)
 		ro.Canary.MaxFailedChecks = &n
 	}
+	if ro := spec.Rollout; ro != nil && ro.Canary != nil && ro.Canary.ScaleDownDelaySeconds == nil {
+		n := int32(DefaultScaleDownDelaySeconds)
+		ro.Canary.ScaleDownDelaySeconds = &n
+	}
 	if ro := spec.Rollout; ro != nil && ro.Canary != nil && ro.Canary.Analysis != nil {
 		defaultAnalysis(ro.Canary.Analysis)
 	}
