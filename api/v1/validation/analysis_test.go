@@ -46,7 +46,9 @@ func TestValidateAnalysis(t *testing.T) {
 			[]fieldErr{invalid("spec.rollout.canary.analysis.minRequests").of(int32(-1))}},
 		{"an unknown action", valid(func(a *webappv1.CanaryAnalysis) { a.OnInconclusive = &webappv1.InconclusivePolicy{Action: "Retry"} }),
 			[]fieldErr{notSupported("spec.rollout.canary.analysis.onInconclusive.action")}},
-		{"afterSeconds below 5", valid(func(a *webappv1.CanaryAnalysis) { a.OnInconclusive = &webappv1.InconclusivePolicy{AfterSeconds: new(int32(1))} }),
+		{"afterSeconds below 5", valid(func(a *webappv1.CanaryAnalysis) {
+			a.OnInconclusive = &webappv1.InconclusivePolicy{AfterSeconds: new(int32(1))}
+		}),
 			[]fieldErr{invalid("spec.rollout.canary.analysis.onInconclusive.afterSeconds")}},
 		{"no metric", valid(func(a *webappv1.CanaryAnalysis) { a.Metrics = nil }),
 			[]fieldErr{required("spec.rollout.canary.analysis.metrics")}},
@@ -74,7 +76,9 @@ func TestValidateAnalysis(t *testing.T) {
 			[]fieldErr{invalid("spec.rollout.canary.analysis.metrics[0].thresholdRange.min").with("between 0 and 100")}},
 		{"a bound that is not finite", valid(func(a *webappv1.CanaryAnalysis) { a.Metrics[1].ThresholdRange.Max = new(math.Inf(1)) }),
 			[]fieldErr{invalid("spec.rollout.canary.analysis.metrics[1].thresholdRange.max").with("finite")}},
-		{"min above max", valid(func(a *webappv1.CanaryAnalysis) { a.Metrics[0] = success(webappv1.ThresholdRange{Min: new(99.0), Max: new(90.0)}) }),
+		{"min above max", valid(func(a *webappv1.CanaryAnalysis) {
+			a.Metrics[0] = success(webappv1.ThresholdRange{Min: new(99.0), Max: new(90.0)})
+		}),
 			[]fieldErr{invalid("spec.rollout.canary.analysis.metrics[0].thresholdRange.min").with("must not exceed max (90)")}},
 		{"a negative maxDifference", valid(func(a *webappv1.CanaryAnalysis) { a.Metrics[0].Stable = &webappv1.StableComparison{MaxDifference: -1} }),
 			[]fieldErr{invalid("spec.rollout.canary.analysis.metrics[0].stable.maxDifference")}},
