@@ -76,12 +76,19 @@ func analysisDue(s *state) bool {
 }
 
 // recordCheck judges the measurement of a check that is due and records it in the status; the
-// check "analysis" of Checks then reads it.
+// check "analysis" of Checks then reads it. An inconclusive check that finds what the recorded
+// one found (the same step, message, counts and metrics) leaves the record as it is: a canary
+// without traffic, or without Prometheus, then costs no status write per check, and its record
+// says since when its checks find that.
 func recordCheck(s *state) {
 	a := s.in.Plan.Analysis
 	at := checkTime(a, s.in.Now)
 	rec := judge(a, s.in.Measurement, at)
 	rec.Step = int32(s.stepIndex())
+	s.measured = true
+	if last := s.next.Analysis; last != nil && sameFinding(last, rec) {
+		return
+	}
 	if rec.Result == webappv1.CheckInconclusive {
 		since := rec.CheckTime
 		if last := s.next.Analysis; last != nil && last.Result == webappv1.CheckInconclusive && last.InconclusiveSince != nil {
@@ -90,8 +97,17 @@ func recordCheck(s *state) {
 		rec.InconclusiveSince = &since
 	}
 	s.next.Analysis = rec
-	s.measured = true
 }
+
+// sameFinding reports whether rec, an inconclusive check, finds what last found.
+func sameFinding(last, rec *webappv1.AnalysisStatus) bool {
+	return rec.Result == webappv1.CheckInconclusive && last.Result == rec.Result && last.Step == rec.Step &&
+		last.Message == rec.Message && last.WindowSeconds == rec.WindowSeconds &&
+		equalCount(last.Requests, rec.Requests) && equalCount(last.StableRequests, rec.StableRequests) &&
+		slices.Equal(last.Metrics, rec.Metrics)
+}
+
+func equalCount(a, b *int64) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
 
 // judge is the record of the check at at of analysis a, from measurement m (nil when the edge
 // measured nothing: it has no Prometheus).

@@ -518,7 +518,7 @@ func transitionCases() []transitionCase {
 				in.Measurement = measured(3, 100, 20)
 				in.Now = t0.Add(65 * time.Second)
 			}),
-			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, pauseStart: at(50 * time.Second), resync: 5 * time.Second, analysis: webappv1.CheckInconclusive, checkTime: at(time.Minute), message: "the pause is over, and the step goes on after a check passes. Check at 12:01:00 inconclusive: the canary had 3 requests in 10s, fewer than minRequests (10)"},
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, pauseStart: at(50 * time.Second), resync: 5 * time.Second, analysis: webappv1.CheckInconclusive, checkTime: at(time.Minute), message: "the pause is over, and the step goes on after a check passes. Checks inconclusive since 12:01:00: the canary had 3 requests in 10s, fewer than minRequests (10)"},
 		},
 		{
 			name: "analysis: a check that fails counts, and at maxFailedChecks aborts, naming the metric and its value",
@@ -554,7 +554,20 @@ func transitionCases() []transitionCase {
 				in.Last = running(webappv1.CanaryProgressing, 0, nil)
 				in.Measurement = &canary.Measurement{At: t0.Add(time.Minute), Window: 10 * time.Second, Error: "Prometheus did not answer within 2s"}
 			}),
-			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(time.Minute), phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 5 * time.Second, analysis: webappv1.CheckInconclusive, checkTime: at(time.Minute), message: "inconclusive: nothing was measured: Prometheus did not answer within 2s"},
+			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(time.Minute), phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 5 * time.Second, analysis: webappv1.CheckInconclusive, checkTime: at(time.Minute), message: "Checks inconclusive since 12:01:00: nothing was measured: Prometheus did not answer within 2s"},
+		},
+		{
+			name: "analysis: an inconclusive check that finds what the recorded one found leaves the record as it is: no status write per check",
+			in: analyzed(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) {
+					st.PauseStartTime = at(40 * time.Second)
+					st.Analysis = &webappv1.AnalysisStatus{CheckTime: *at(40 * time.Second), WindowSeconds: 10, Result: webappv1.CheckInconclusive, InconclusiveSince: at(40 * time.Second),
+						Message: "nothing was measured: Prometheus did not answer within 2s",
+						Metrics: []webappv1.MetricStatus{{Name: webappv1.MetricRequestSuccessRate, Threshold: ">= 99", Result: webappv1.CheckInconclusive}, {Name: webappv1.MetricRequestDuration, Threshold: "<= 500", Result: webappv1.CheckInconclusive}}}
+				})
+				in.Measurement = &canary.Measurement{At: t0.Add(time.Minute), Window: 10 * time.Second, Error: "Prometheus did not answer within 2s"}
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, pauseStart: at(40 * time.Second), resync: 10 * time.Second, analysis: webappv1.CheckInconclusive, checkTime: at(40 * time.Second), message: "Checks inconclusive since 12:00:40: nothing was measured: Prometheus did not answer within 2s"},
 		},
 		{
 			name: "analysis: a hook without Prometheus measures nothing: inconclusive",

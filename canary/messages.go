@@ -111,7 +111,7 @@ func (s *state) endMessage() string {
 func (s *state) analysisMessage(r *webappv1.AnalysisStatus) string {
 	msg := fmt.Sprintf("Check at %s: %s", r.CheckTime.UTC().Format(time.TimeOnly), strings.TrimSuffix(r.Message, "."))
 	if r.Result == webappv1.CheckInconclusive {
-		msg = fmt.Sprintf("Check at %s inconclusive: %s", r.CheckTime.UTC().Format(time.TimeOnly), strings.TrimSuffix(r.Message, "."))
+		msg = fmt.Sprintf("Checks inconclusive since %s: %s", r.CheckTime.UTC().Format(time.TimeOnly), strings.TrimSuffix(r.Message, "."))
 		if after, act := s.in.Plan.Analysis.Inconclusive(); act == webappv1.InconclusiveHold && r.InconclusiveSince != nil && !s.in.Now.Before(r.InconclusiveSince.Add(after)) {
 			msg += fmt.Sprintf("; inconclusive since %s, the step holds until a check passes or fails, or a person promotes or aborts it", r.InconclusiveSince.UTC().Format(time.RFC3339))
 		}
