@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"slices"
 	"strings"
@@ -68,7 +69,8 @@ func (c Config) withDefaults() Config {
 }
 
 // Validate checks c without reading its files: a URL that is absolute http or https with a host
-// and no user or password, a known gateway, and bounds kept. Its errors name the Config field.
+// and no user or password, https when a token is sent (but to a loopback host), a known gateway,
+// and bounds kept. Its errors name the Config field.
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	u, err := url.Parse(c.URL)
@@ -86,6 +88,9 @@ func (c Config) Validate() error {
 	case u.RawQuery != "" || u.Fragment != "":
 		return fmt.Errorf("URL: must have no query or fragment")
 	}
+	if c.TokenFile != "" && u.Scheme == "http" && !loopback(u.Hostname()) {
+		return fmt.Errorf("TokenFile: a bearer token must not cross the network in cleartext: give an https URL (http is accepted for a loopback host only)")
+	}
 	if _, ok := Gateways[c.Gateway]; !ok {
 		return fmt.Errorf("Gateway: %q is not one of %s", c.Gateway, strings.Join(GatewayNames(), ", "))
 	}
@@ -96,6 +101,15 @@ func (c Config) Validate() error {
 		return fmt.Errorf("MaxConcurrentQueries: must be positive, got %d", c.MaxConcurrentQueries)
 	}
 	return nil
+}
+
+// loopback reports whether host names the machine itself: localhost, or a loopback address.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // GatewayNames are the keys of Gateways, sorted.
