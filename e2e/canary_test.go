@@ -34,7 +34,8 @@ const routeAPI = "gateway.networking.k8s.io/v1"
 const canaryWorkers = 5
 
 // TestCanary runs issue 30's canary under the real Metacontroller with the gateway-api component
-// and the real hook binary, the test playing the Gateway controller (playGateway): a canary of
+// and the real hook binary, with Traefik (bin/traefik) as the real Gateway controller, which
+// accepts each HTTPRoute the hook writes (the pods are kwok's: no traffic is sent): a canary of
 // three timed steps runs to promotion, its weights read from the real HTTPRoute at every step,
 // the hook killed during one step and Metacontroller restarted during another; one that cannot
 // start is aborted; one is promoted by hand; one is rolled back by editing the image; one is
@@ -48,9 +49,15 @@ func TestCanary(t *testing.T) {
 	cc := in.compositeController(t, hook.url())
 	cc["spec"].(map[string]any)["resyncPeriodSeconds"] = 5
 	mc := startMetacontroller(t, cc, canaryWorkers)
+	tr := requireTraefik(t, client.namespace(t, "canary-traefik"))
+	defer func() {
+		if refused := tr.refusals(); refused != "" {
+			t.Errorf("Traefik was refused by RBAC; its ClusterRole lacks:\n%s", refused)
+		}
+	}()
 
 	t.Run("three timed steps to promotion, the hook killed and Metacontroller restarted mid-step", func(t *testing.T) {
-		ns := canaryNamespace(t, "canary")
+		ns := canaryNamespace(t, tr, "canary")
 		const name, replicas = "shop", 4
 		weights, pauses := []int32{10, 30, 60}, []int32{10, 10, 5}
 		var steps []any
@@ -308,7 +315,7 @@ func TestCanary(t *testing.T) {
 	})
 
 	t.Run("a canary that cannot start is aborted, the stable pods untouched", func(t *testing.T) {
-		ns := canaryNamespace(t, "canary-quota")
+		ns := canaryNamespace(t, tr, "canary-quota")
 		const name, replicas = "shop", 2
 		// The quota admits the stable pods and not one more: the canary's pod is refused.
 		quota := obj{"apiVersion": "v1", "kind": "ResourceQuota", "metadata": obj{"name": "pods", "namespace": ns}, "spec": obj{"hard": obj{"pods": fmt.Sprint(replicas)}}}
@@ -377,7 +384,7 @@ func TestCanary(t *testing.T) {
 	})
 
 	t.Run("a step without a pause waits to be promoted by hand, by a tenant with webapp-edit alone", func(t *testing.T) {
-		ns := canaryNamespace(t, "canary-hand")
+		ns := canaryNamespace(t, tr, "canary-hand")
 		const name, replicas = "shop", 2
 		if _, err := client.create(webApp(ns, name, canarySpec(replicas, obj{"steps": []any{obj{"weight": 50}}}))); err != nil {
 			t.Fatal(err)
@@ -444,7 +451,7 @@ func TestCanary(t *testing.T) {
 	})
 
 	t.Run("the image set back mid-canary rolls it back, and no stable pod rolls", func(t *testing.T) {
-		ns := canaryNamespace(t, "canary-back")
+		ns := canaryNamespace(t, tr, "canary-back")
 		const name, replicas = "shop", 2
 		if _, err := client.create(webApp(ns, name, canarySpec(replicas, obj{"steps": []any{obj{"weight": 50, "pauseSeconds": 120}}}))); err != nil {
 			t.Fatal(err)
@@ -482,7 +489,7 @@ func TestCanary(t *testing.T) {
 	})
 
 	t.Run("deleted mid-step: both Deployments, the three Services and the route go, then the WebApp", func(t *testing.T) {
-		ns := canaryNamespace(t, "canary-delete")
+		ns := canaryNamespace(t, tr, "canary-delete")
 		const name, replicas = "shop", 2
 		if _, err := client.create(webApp(ns, name, canarySpec(replicas, obj{"steps": []any{obj{"weight": 50, "pauseSeconds": 120}}}))); err != nil {
 			t.Fatal(err)
@@ -548,19 +555,17 @@ func canarySpec(replicas int, c obj) obj {
 		"rollout": obj{"canary": c}}
 }
 
-// canaryNamespace makes a namespace for t with a Gateway public, whose HTTPRoutes playGateway
-// accepts.
-func canaryNamespace(t *testing.T, prefix string) string {
+// canaryNamespace makes a namespace for t with a Gateway public of Traefik's, which accepts its
+// HTTPRoutes.
+func canaryNamespace(t *testing.T, tr *traefik, prefix string) string {
 	t.Helper()
 	ns := client.namespace(t, prefix)
-	if _, err := client.create(gatewayObject(ns, "public")); err != nil {
-		t.Fatal(err)
-	}
-	playGateway(t, ns)
+	tr.gateway(t, ns, "public")
 	return ns
 }
 
-// playGateway plays the Gateway controller for every HTTPRoute of ns until t ends: whenever a
+// playGateway plays the Gateway controller for every HTTPRoute of ns until t ends, for the states
+// a real Gateway does not produce on demand (Traefik, requireTraefik, is TestCanary's): whenever a
 // route's generation is not the one its status reports on, it writes Accepted and ResolvedRefs
 // True for that generation (routeParents), through the status subresource, as a Gateway
 // controller does a moment after each change of the route.
