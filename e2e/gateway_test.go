@@ -203,6 +203,7 @@ type traefik struct {
 	proc              *process
 	ns                string // where its ServiceAccount is
 	port, metricsPort string
+	apiPort           string // of its API (/api/http/services: the configuration it applies)
 	classOnce         gosync.Once
 	class             string   // its GatewayClass, once gateway made it
 	cleanups          []func() // run when it stops
@@ -277,7 +278,7 @@ func startTraefik(t *testing.T, ns string) *traefik {
 	if err := os.WriteFile(tokenFile, []byte(token), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tr := &traefik{ns: ns, port: freePort(), metricsPort: freePort()}
+	tr := &traefik{ns: ns, port: freePort(), metricsPort: freePort(), apiPort: freePort()}
 	// The whole environment: KUBERNETES_SERVICE_HOST and _PORT, or KUBECONFIG, would take
 	// precedence over the endpoint, token and CA flags.
 	env := []string{"HOME=" + dir}
@@ -288,6 +289,13 @@ func startTraefik(t *testing.T, ns string) *traefik {
 		"--log.noColor=true",
 		"--entryPoints.web.address=127.0.0.1:"+tr.port,
 		"--entryPoints.metrics.address=127.0.0.1:"+tr.metricsPort,
+		// Its API, on an entry point of its own, tells the configuration it routes by: the
+		// routes' status is written before that configuration is applied (up to
+		// providersThrottleDuration, 2 s, later).
+		"--entryPoints.traefik.address=127.0.0.1:"+tr.apiPort,
+		"--api=true",
+		"--api.insecure=true",
+		"--api.dashboard=false",
 		"--metrics.prometheus=true",
 		"--metrics.prometheus.entryPoint=metrics",
 		"--metrics.prometheus.addServicesLabels=true",
