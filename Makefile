@@ -77,10 +77,11 @@ gateway-e2e: kube-binaries node-binaries gateway-binaries
 ## promotions: TestPromotions alone: PROMOTIONS canaries (default 10) promoted in a row through
 ## Traefik, the pods on the real node, with clients sending requests the whole time; fails on any
 ## request that does not get a 200, and shows what happened around it (opt-in, not in CI: about
-## 40 s a promotion). SHUTDOWN_DELAY sets the WebApp's spec.shutdownDelaySeconds.
+## 20 s a promotion). E2E_SHUTDOWN_DELAY=5 sets the WebApp's spec.shutdownDelaySeconds (none by
+## default: the hook's own SHUTDOWN_DELAY must not be set by make).
 PROMOTIONS ?= 10
 promotions: kube-binaries node-binaries gateway-binaries
-	E2E_PROMOTIONS=$(PROMOTIONS) E2E_SHUTDOWN_DELAY=$(SHUTDOWN_DELAY) go test -tags e2e -count=1 -run '^TestPromotions$$' -timeout 60m -v ./e2e/
+	E2E_PROMOTIONS=$(PROMOTIONS) go test -tags e2e -count=1 -run '^TestPromotions$$' -timeout 60m -v ./e2e/
 
 ## helm: bin/helm, the Helm CLI built from the Go module proxy at a pinned version (hack/helm.sh)
 helm:
