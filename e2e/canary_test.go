@@ -488,6 +488,41 @@ func TestCanary(t *testing.T) {
 		}
 	})
 
+	t.Run("a route its Gateway refuses holds the canary at its step, and no check fails", func(t *testing.T) {
+		// A state Traefik would not produce on demand: the test plays a Gateway controller that
+		// refuses every route of the namespace.
+		ns := client.namespace(t, "canary-refused")
+		if _, err := client.create(gatewayObject(ns, "public")); err != nil {
+			t.Fatal(err)
+		}
+		playGateway(t, ns, "False/NotAllowedByListeners: No listener admits this route")
+		const name, replicas = "shop", 2
+		if _, err := client.create(webApp(ns, name, canarySpec(replicas, obj{"steps": []any{obj{"weight": 50, "pauseSeconds": 5}}}))); err != nil {
+			t.Fatal(err)
+		}
+		waitStatus(t, ns, name, "Ready with the route refused", 90*time.Second, func(st webappv1.WebAppStatus) bool {
+			got, _ := routedCondition(st)
+			return st.Phase == webappv1.PhaseReady && st.AvailableReplicas == replicas && got == "False/NotAllowedByListeners"
+		})
+		stable := takeStable(t, ns, name)
+		patchSpec(t, ns, name, obj{"image": canaryImage})
+		waitStatus(t, ns, name, "the canary waiting for the Gateway", 60*time.Second, func(st webappv1.WebAppStatus) bool {
+			return st.Canary != nil && st.Canary.Phase == webappv1.CanaryProgressing && strings.Contains(st.Canary.Message, "waiting for the HTTPRoute to send 50%")
+		})
+		// Longer than the step's pause: the step must not have started.
+		time.Sleep(12 * time.Second)
+		st := webAppStatus(t, ns, name)
+		c := st.Canary
+		if c == nil || c.Phase != webappv1.CanaryProgressing || c.Step != 0 || c.PauseStartTime != nil || c.FailedChecks != 0 ||
+			!strings.Contains(c.Message, "for its Gateways to accept it") {
+			t.Errorf("status.canary %s 12 s on; want step 1 held, waiting for its Gateways, no pause started, no failed check", jsonString(c))
+		}
+		if got, msg := routedCondition(st); got != "False/NotAllowedByListeners" {
+			t.Errorf("Routed %s %q; want the Gateway's refusal", got, msg)
+		}
+		stable.untouched(t, ns, name)
+	})
+
 	t.Run("deleted mid-step: both Deployments, the three Services and the route go, then the WebApp", func(t *testing.T) {
 		ns := canaryNamespace(t, tr, "canary-delete")
 		const name, replicas = "shop", 2
@@ -567,9 +602,9 @@ func canaryNamespace(t *testing.T, tr *traefik, prefix string) string {
 // playGateway plays the Gateway controller for every HTTPRoute of ns until t ends, for the states
 // a real Gateway does not produce on demand (Traefik, requireTraefik, is TestCanary's): whenever a
 // route's generation is not the one its status reports on, it writes Accepted and ResolvedRefs
-// True for that generation (routeParents), through the status subresource, as a Gateway
-// controller does a moment after each change of the route.
-func playGateway(t *testing.T, ns string) {
+// (as "Status/Reason: message") and ResolvedRefs True for that generation (routeParents), through
+// the status subresource, as a Gateway controller does a moment after each change of the route.
+func playGateway(t *testing.T, ns, accepted string) {
 	t.Helper()
 	list, err := client.path(routeAPI, "HTTPRoute", ns, "")
 	if err != nil {
@@ -595,7 +630,7 @@ func playGateway(t *testing.T, ns string) {
 					continue
 				}
 				r["apiVersion"], r["kind"] = routeAPI, "HTTPRoute"
-				r["status"] = obj{"parents": routeParents(r, "True/Accepted: Route is accepted", "True/ResolvedRefs: Resolved all the backends")}
+				r["status"] = obj{"parents": routeParents(r, accepted, "True/ResolvedRefs: Resolved all the backends")}
 				_, _, _, name := identity(r)
 				_, err := client.do("PUT", list+"/"+name+"/status", "application/json", r)
 				if e, ok := err.(*apiError); err != nil && (!ok || e.Code != http.StatusConflict && e.Code != http.StatusNotFound) {
