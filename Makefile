@@ -18,7 +18,7 @@ REGISTRY ?=
 # Extra helm push flags, e.g. --plain-http for a registry without TLS (credentials: helm registry login).
 CHART_PUSH_FLAGS ?=
 
-.PHONY: helm chart chart-push chart-test scale rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries node-binaries gateway-binaries gateway-test gateway-e2e fuzz bench bench-smoke load generate image image-push image-test docker-image deploy
+.PHONY: helm chart chart-push chart-test scale rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries node-binaries gateway-binaries gateway-test gateway-e2e promotions fuzz bench bench-smoke load generate image image-push image-test docker-image deploy
 
 ## run: serve the hooks on :8080
 run:
@@ -41,8 +41,9 @@ test:
 
 ## e2e: the end-to-end suite against etcd, kube-apiserver, kube-controller-manager,
 ## kube-scheduler and kwok built from source into bin/, and a real node (kubelet, containerd,
-## runc) beside the kwok one (about 15 minutes the first time)
-e2e: kube-binaries node-binaries
+## runc) beside the kwok one, and Traefik as the Gateway API controller (about 35 minutes the first
+## time, 20 of them Traefik's; about 8 once the binaries are cached)
+e2e: kube-binaries node-binaries gateway-binaries
 	go test -tags e2e -count=1 -timeout 30m ./e2e/...
 
 ## kube-binaries: the control plane, kwok, kubectl and helm into bin/ (hack/kube-binaries.sh)
@@ -67,12 +68,20 @@ gateway-binaries:
 gateway-test: gateway-binaries
 	cd hack/gateway && go vet ./... && go test -count=1 -v -timeout 5m ./...
 
-## gateway-e2e: TestTraefikGateway alone: bin/traefik as the Gateway API controller of the e2e
-## cluster, routing to the test app's pods on the real node, and a canary split 50/50 through it
-## with no failed request (opt-in, E2E_GATEWAY=1; not in CI: a cold bin/traefik costs 20 to 40
-## CPU-minutes)
+## gateway-e2e: TestTraefikGateway alone (make e2e runs it too): bin/traefik as the Gateway API
+## controller of the e2e cluster, routing to the test app's pods on the real node, and a canary
+## split 50/50 through it with no failed request
 gateway-e2e: kube-binaries node-binaries gateway-binaries
-	E2E_GATEWAY=1 go test -tags e2e -count=1 -run '^TestTraefikGateway$$' -timeout 15m -v ./e2e/
+	go test -tags e2e -count=1 -run '^TestTraefikGateway$$' -timeout 15m -v ./e2e/
+
+## promotions: TestPromotions alone: PROMOTIONS canaries (default 10) promoted in a row through
+## Traefik, the pods on the real node, with clients sending requests the whole time; fails on any
+## request that does not get a 200, and shows what happened around it (opt-in, not in CI: about
+## 20 s a promotion). E2E_SHUTDOWN_DELAY=5 sets the WebApp's spec.shutdownDelaySeconds (none by
+## default: the hook's own SHUTDOWN_DELAY must not be set by make).
+PROMOTIONS ?= 10
+promotions: kube-binaries node-binaries gateway-binaries
+	E2E_PROMOTIONS=$(PROMOTIONS) go test -tags e2e -count=1 -run '^TestPromotions$$' -timeout 60m -v ./e2e/
 
 ## helm: bin/helm, the Helm CLI built from the Go module proxy at a pinned version (hack/helm.sh)
 helm:

@@ -34,7 +34,8 @@ const routeAPI = "gateway.networking.k8s.io/v1"
 const canaryWorkers = 5
 
 // TestCanary runs issue 30's canary under the real Metacontroller with the gateway-api component
-// and the real hook binary, the test playing the Gateway controller (playGateway): a canary of
+// and the real hook binary, with Traefik (bin/traefik) as the real Gateway controller, which
+// accepts each HTTPRoute the hook writes (the pods are kwok's: no traffic is sent): a canary of
 // three timed steps runs to promotion, its weights read from the real HTTPRoute at every step,
 // the hook killed during one step and Metacontroller restarted during another; one that cannot
 // start is aborted; one is promoted by hand; one is rolled back by editing the image; one is
@@ -48,9 +49,15 @@ func TestCanary(t *testing.T) {
 	cc := in.compositeController(t, hook.url())
 	cc["spec"].(map[string]any)["resyncPeriodSeconds"] = 5
 	mc := startMetacontroller(t, cc, canaryWorkers)
+	tr := requireTraefik(t, client.namespace(t, "canary-traefik"))
+	defer func() {
+		if refused := tr.refusals(); refused != "" {
+			t.Errorf("Traefik was refused by RBAC; its ClusterRole lacks:\n%s", refused)
+		}
+	}()
 
 	t.Run("three timed steps to promotion, the hook killed and Metacontroller restarted mid-step", func(t *testing.T) {
-		ns := canaryNamespace(t, "canary")
+		ns := canaryNamespace(t, tr, "canary")
 		const name, replicas = "shop", 4
 		weights, pauses := []int32{10, 30, 60}, []int32{10, 10, 5}
 		var steps []any
@@ -308,7 +315,7 @@ func TestCanary(t *testing.T) {
 	})
 
 	t.Run("a canary that cannot start is aborted, the stable pods untouched", func(t *testing.T) {
-		ns := canaryNamespace(t, "canary-quota")
+		ns := canaryNamespace(t, tr, "canary-quota")
 		const name, replicas = "shop", 2
 		// The quota admits the stable pods and not one more: the canary's pod is refused.
 		quota := obj{"apiVersion": "v1", "kind": "ResourceQuota", "metadata": obj{"name": "pods", "namespace": ns}, "spec": obj{"hard": obj{"pods": fmt.Sprint(replicas)}}}
@@ -377,7 +384,7 @@ func TestCanary(t *testing.T) {
 	})
 
 	t.Run("a step without a pause waits to be promoted by hand, by a tenant with webapp-edit alone", func(t *testing.T) {
-		ns := canaryNamespace(t, "canary-hand")
+		ns := canaryNamespace(t, tr, "canary-hand")
 		const name, replicas = "shop", 2
 		if _, err := client.create(webApp(ns, name, canarySpec(replicas, obj{"steps": []any{obj{"weight": 50}}}))); err != nil {
 			t.Fatal(err)
@@ -444,7 +451,7 @@ func TestCanary(t *testing.T) {
 	})
 
 	t.Run("the image set back mid-canary rolls it back, and no stable pod rolls", func(t *testing.T) {
-		ns := canaryNamespace(t, "canary-back")
+		ns := canaryNamespace(t, tr, "canary-back")
 		const name, replicas = "shop", 2
 		if _, err := client.create(webApp(ns, name, canarySpec(replicas, obj{"steps": []any{obj{"weight": 50, "pauseSeconds": 120}}}))); err != nil {
 			t.Fatal(err)
@@ -481,8 +488,43 @@ func TestCanary(t *testing.T) {
 		}
 	})
 
+	t.Run("a route its Gateway refuses holds the canary at its step, and no check fails", func(t *testing.T) {
+		// A state Traefik would not produce on demand: the test plays a Gateway controller that
+		// refuses every route of the namespace.
+		ns := client.namespace(t, "canary-refused")
+		if _, err := client.create(gatewayObject(ns, "public")); err != nil {
+			t.Fatal(err)
+		}
+		playGateway(t, ns, "False/NotAllowedByListeners: No listener admits this route")
+		const name, replicas = "shop", 2
+		if _, err := client.create(webApp(ns, name, canarySpec(replicas, obj{"steps": []any{obj{"weight": 50, "pauseSeconds": 5}}}))); err != nil {
+			t.Fatal(err)
+		}
+		waitStatus(t, ns, name, "Ready with the route refused", 90*time.Second, func(st webappv1.WebAppStatus) bool {
+			got, _ := routedCondition(st)
+			return st.Phase == webappv1.PhaseReady && st.AvailableReplicas == replicas && got == "False/NotAllowedByListeners"
+		})
+		stable := takeStable(t, ns, name)
+		patchSpec(t, ns, name, obj{"image": canaryImage})
+		waitStatus(t, ns, name, "the canary waiting for the Gateway", 60*time.Second, func(st webappv1.WebAppStatus) bool {
+			return st.Canary != nil && st.Canary.Phase == webappv1.CanaryProgressing && strings.Contains(st.Canary.Message, "waiting for the HTTPRoute to send 50%")
+		})
+		// Longer than the step's pause: the step must not have started.
+		time.Sleep(12 * time.Second)
+		st := webAppStatus(t, ns, name)
+		c := st.Canary
+		if c == nil || c.Phase != webappv1.CanaryProgressing || c.Step != 0 || c.PauseStartTime != nil || c.FailedChecks != 0 ||
+			!strings.Contains(c.Message, "for its Gateways to accept it") {
+			t.Errorf("status.canary %s 12 s on; want step 1 held, waiting for its Gateways, no pause started, no failed check", jsonString(c))
+		}
+		if got, msg := routedCondition(st); got != "False/NotAllowedByListeners" {
+			t.Errorf("Routed %s %q; want the Gateway's refusal", got, msg)
+		}
+		stable.untouched(t, ns, name)
+	})
+
 	t.Run("deleted mid-step: both Deployments, the three Services and the route go, then the WebApp", func(t *testing.T) {
-		ns := canaryNamespace(t, "canary-delete")
+		ns := canaryNamespace(t, tr, "canary-delete")
 		const name, replicas = "shop", 2
 		if _, err := client.create(webApp(ns, name, canarySpec(replicas, obj{"steps": []any{obj{"weight": 50, "pauseSeconds": 120}}}))); err != nil {
 			t.Fatal(err)
@@ -548,23 +590,21 @@ func canarySpec(replicas int, c obj) obj {
 		"rollout": obj{"canary": c}}
 }
 
-// canaryNamespace makes a namespace for t with a Gateway public, whose HTTPRoutes playGateway
-// accepts.
-func canaryNamespace(t *testing.T, prefix string) string {
+// canaryNamespace makes a namespace for t with a Gateway public of Traefik's, which accepts its
+// HTTPRoutes.
+func canaryNamespace(t *testing.T, tr *traefik, prefix string) string {
 	t.Helper()
 	ns := client.namespace(t, prefix)
-	if _, err := client.create(gatewayObject(ns, "public")); err != nil {
-		t.Fatal(err)
-	}
-	playGateway(t, ns)
+	tr.gateway(t, ns, "public")
 	return ns
 }
 
-// playGateway plays the Gateway controller for every HTTPRoute of ns until t ends: whenever a
+// playGateway plays the Gateway controller for every HTTPRoute of ns until t ends, for the states
+// a real Gateway does not produce on demand (Traefik, requireTraefik, is TestCanary's): whenever a
 // route's generation is not the one its status reports on, it writes Accepted and ResolvedRefs
-// True for that generation (routeParents), through the status subresource, as a Gateway
-// controller does a moment after each change of the route.
-func playGateway(t *testing.T, ns string) {
+// (as "Status/Reason: message") and ResolvedRefs True for that generation (routeParents), through
+// the status subresource, as a Gateway controller does a moment after each change of the route.
+func playGateway(t *testing.T, ns, accepted string) {
 	t.Helper()
 	list, err := client.path(routeAPI, "HTTPRoute", ns, "")
 	if err != nil {
@@ -590,7 +630,7 @@ func playGateway(t *testing.T, ns string) {
 					continue
 				}
 				r["apiVersion"], r["kind"] = routeAPI, "HTTPRoute"
-				r["status"] = obj{"parents": routeParents(r, "True/Accepted: Route is accepted", "True/ResolvedRefs: Resolved all the backends")}
+				r["status"] = obj{"parents": routeParents(r, accepted, "True/ResolvedRefs: Resolved all the backends")}
 				_, _, _, name := identity(r)
 				_, err := client.do("PUT", list+"/"+name+"/status", "application/json", r)
 				if e, ok := err.(*apiError); err != nil && (!ok || e.Code != http.StatusConflict && e.Code != http.StatusNotFound) {

@@ -324,7 +324,8 @@ type watchEvent struct {
 	At     time.Time
 }
 
-// record watches the object of kind named name in namespace ns, from its current state on, until
+// record watches the object of kind named name in namespace ns (every object of the kind there,
+// when name is ""), from its current state on, until
 // the returned function is called; that function returns every event seen, in order. Polling
 // misses states that last less than a poll; a watch sees each write.
 func (k *kube) record(t *testing.T, apiVersion, kind, ns, name string) func() []watchEvent {
@@ -334,7 +335,11 @@ func (k *kube) record(t *testing.T, apiVersion, kind, ns, name string) func() []
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "GET", k.server+p+"?watch=1&fieldSelector="+url.QueryEscape("metadata.name="+name), nil)
+	q := "?watch=1"
+	if name != "" {
+		q += "&fieldSelector=" + url.QueryEscape("metadata.name="+name)
+	}
+	req, _ := http.NewRequestWithContext(ctx, "GET", k.server+p+q, nil)
 	req.Header.Set("Authorization", "Bearer "+k.token)
 	hc := &http.Client{Transport: k.hc.Transport} // no timeout: the watch lasts until cancelled
 	resp, err := hc.Do(req)

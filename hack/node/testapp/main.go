@@ -2,7 +2,8 @@
 // serves HTTP and, on request by flag, environment variable or HTTP call, misbehaves the ways a
 // user's app does:
 //
-//	GET  /           "testapp <version> on <hostname>": who answered
+//	GET  /           "testapp <version> on <hostname>": who answered, after -delay; 500 with the
+//	                 same body for the share of requests -fail says (readiness is not affected)
 //	GET  /file       the content of the file -file names (404 when unset, 500 when unreadable)
 //	GET  /env        NAME=value of the environment variable -env names
 //	GET  /whoami     JSON: uid, gid, effective capabilities and seccomp mode, from /proc/self/status
@@ -14,7 +15,11 @@
 // -listen [TESTAPP_LISTEN] (default :8080), -file [TESTAPP_FILE], -env [TESTAPP_ENV],
 // -version [TESTAPP_VERSION], -start-delay [TESTAPP_START_DELAY] (sleep before listening),
 // -crash-after [TESTAPP_CRASH_AFTER] (exit 1 that long after the start; 0 never),
-// -not-ready [TESTAPP_NOT_READY], -not-live [TESTAPP_NOT_LIVE].
+// -not-ready [TESTAPP_NOT_READY], -not-live [TESTAPP_NOT_LIVE], -fail [TESTAPP_FAIL] (the share of
+// GET / answered 500, 0 to 1: 1 fails every one, 0.25 every fourth), -delay [TESTAPP_DELAY] (how
+// long GET / takes, e.g. 300ms). -fail and -delay touch GET / alone: the probes' endpoints keep
+// answering 200, as a ready app that serves its users errors or slowly does. A WebApp sets them
+// with spec.env, as it can TESTAPP_VERSION, which the images set to v1 or v2.
 //
 // On SIGTERM it logs the time, stops listening at once and exits 0, so that a client sees the
 // moment the kubelet sent the signal as the moment the port closes.
@@ -49,6 +54,8 @@ func main() {
 	crashAfter := fs.Duration("crash-after", 0, "exit 1 this long after starting (0: never)")
 	notReady := fs.Bool("not-ready", false, "GET /ready answers 503")
 	notLive := fs.Bool("not-live", false, "GET /live answers 500")
+	fail := fs.Float64("fail", 0, "share of GET / answered 500, from 0 to 1")
+	delay := fs.Duration("delay", 0, "how long GET / takes before it answers")
 	fs.Parse(os.Args[1:])
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -61,7 +68,10 @@ func main() {
 		}
 	})
 	start := time.Now()
-	log.Printf("%s starting as uid %d", *version, os.Getuid())
+	if *fail < 0 || *fail > 1 {
+		log.Fatalf("-fail %v: want a share from 0 to 1", *fail)
+	}
+	log.Printf("%s starting as uid %d (GET /: fail %v, delay %s)", *version, os.Getuid(), *fail, *delay)
 
 	if *crashAfter > 0 {
 		time.AfterFunc(*crashAfter, func() {
@@ -78,7 +88,17 @@ func main() {
 	failing.Store(*notReady)
 	host, _ := os.Hostname()
 	mux := http.NewServeMux()
+	// served counts GET /: request n fails when floor(n × fail) moves, so that a share of 0.25
+	// fails exactly every fourth request, however the requests are spread over the pods' time.
+	var served atomic.Int64
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		if *delay > 0 {
+			time.Sleep(*delay)
+		}
+		n := served.Add(1)
+		if int64(float64(n)**fail) > int64(float64(n-1)**fail) {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
 		fmt.Fprintf(w, "testapp %s on %s\n", *version, host)
 	})
 	mux.HandleFunc("GET /file", func(w http.ResponseWriter, r *http.Request) {
