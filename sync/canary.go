@@ -258,12 +258,15 @@ func annotate(obj map[string]any, annotations map[string]string) {
 }
 
 // desiredCanary builds the canary Deployment: the stable Deployment the spec asks for, under
-// the canary's name, labels and selector, with d's replicas and annotations.
+// the canary's name, labels and selector, with d's replicas and annotations, and
+// webappv1.CanaryMinReadySeconds, so that a canary pod counts as available, and the route gives
+// it weight, only once its endpoint has had time to reach the Gateway.
 func desiredCanary(p *Parent, d *canary.Output, labels map[string]string, cfg configState) *appsv1.Deployment {
 	n := d.Replicas
 	selector := &metav1.LabelSelector{MatchLabels: labels}
 	dep := desiredDeployment(p, &n, labels, selector, labels, cfg)
 	dep.Name = p.Name + webappv1.CanarySuffix
+	dep.Spec.MinReadySeconds = webappv1.CanaryMinReadySeconds
 	hashed := dep.Spec
 	dep.Annotations = map[string]string{AnnotationSpecHash: SpecHash(&hashed)}
 	maps.Copy(dep.Annotations, d.Annotations)

@@ -33,6 +33,13 @@ const (
 	// to be all available, counted from when the canary moved to the step (or was last asked for
 	// more pods), before a check fails.
 	CanaryAvailabilityGrace = 2 * time.Minute
+	// CanaryMinReadySeconds is the canary Deployment's minReadySeconds: a pod counts as available
+	// only that long after it is ready, and the route gives the canary only the weight its
+	// available pods cover. A pod's endpoint reaches its EndpointSlice about a second after it is
+	// ready, and a Gateway's configuration up to 2 s after that (Traefik's
+	// providersThrottleDuration): weight given at once was routed to a backend with no server
+	// yet, answered 503.
+	CanaryMinReadySeconds = 5
 	// CanarySuffix makes the names of the canary's Deployment and Service, <name>-canary, and
 	// StableSuffix that of the Service the route sends the stable share to, <name>-stable.
 	CanarySuffix = "-canary"
