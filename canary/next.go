@@ -18,6 +18,9 @@ type state struct {
 	// (start clears it). The timer reads it, so that a failure that is not counted yet asks for
 	// a call when it would count. It is never carried to the next call.
 	verdict string
+	// measured is true when this call recorded a check of the analysis (status.canary.analysis),
+	// which the check "analysis" then reads; a record from an earlier call is never counted again.
+	measured bool
 }
 
 // Next reads Transitions for in, and returns the next canary status and what the children
@@ -220,10 +223,11 @@ func (s *state) pause() (time.Duration, bool) {
 	return time.Duration(*st.PauseSeconds) * time.Second, true
 }
 
-// pauseOver reports whether the step's pause has run out.
+// pauseOver reports whether the step's pause has run out, and, with an analysis, its latest
+// check passed.
 func (s *state) pauseOver() bool {
 	d, ok := s.pause()
-	return ok && s.next.PauseStartTime != nil && !s.in.Now.Before(s.next.PauseStartTime.Add(d))
+	return ok && s.next.PauseStartTime != nil && !s.in.Now.Before(s.next.PauseStartTime.Add(d)) && s.analysisPassed()
 }
 
 // availableBy is when the canary's pods must all be available: the step's pauseSeconds plus
@@ -242,7 +246,8 @@ func (s *state) availableBy() (time.Time, bool) {
 }
 
 // timer is how long until the next timer runs out: the step's pause, the availability deadline,
-// or the check interval before a failing check counts again; 0 when none runs.
+// the check interval before a failing check counts again, or the next check of the analysis; 0
+// when none runs.
 func (s *state) timer() time.Duration {
 	if !slices.Contains(atAStep, s.phase()) {
 		return 0
@@ -257,6 +262,9 @@ func (s *state) timer() time.Duration {
 	}
 	if t := s.next.LastFailedCheckTime; t != nil && s.verdict != "" {
 		at = append(at, t.Add(webappv1.CanaryCheckInterval))
+	}
+	if t, ok := s.nextCheck(); ok {
+		at = append(at, t)
 	}
 	var soonest time.Duration
 	for _, t := range at {
@@ -280,5 +288,6 @@ func clone(st *webappv1.CanaryStatus) webappv1.CanaryStatus {
 		w := *c.Weight
 		c.Weight = &w
 	}
+	c.Analysis = cloneAnalysis(c.Analysis)
 	return c
 }

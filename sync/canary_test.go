@@ -37,6 +37,15 @@ func canarySpec(image string) func(*sync.Parent) {
 	}
 }
 
+// withAnalysis gives the canary an analysis that checks every 10 s that 99% of its requests
+// succeed.
+func withAnalysis(p *sync.Parent) {
+	p.Spec.Rollout.Canary.Analysis = &webappv1.CanaryAnalysis{IntervalSeconds: ptr(int32(10)), Metrics: []webappv1.CanaryMetric{
+		{Name: webappv1.MetricRequestSuccessRate, ThresholdRange: webappv1.ThresholdRange{Min: ptr(99.0)}},
+	}}
+	webappv1.Default(&p.Spec)
+}
+
 // accepted is a route status in which Gateway public accepted generation 1.
 var accepted = gatewayv1.HTTPRouteStatus{RouteStatus: gatewayv1.RouteStatus{Parents: []gatewayv1.RouteParentStatus{
 	parentStatus(gatewayRef("public"), 1, "Accepted=True/Accepted", "ResolvedRefs=True/ResolvedRefs")}}}
@@ -51,6 +60,9 @@ type fakeCluster struct {
 	status   map[string]any
 	related  sync.Related
 	now      time.Time
+	// measure, when set, plays the edge: it gives the measurement of a check that canary.Due
+	// says is due.
+	measure func(at time.Time) *canary.Measurement
 }
 
 func newCluster(t *testing.T, p sync.Parent) *fakeCluster {
@@ -90,6 +102,11 @@ func (c *fakeCluster) sync(d time.Duration) sync.Response {
 	c.t.Helper()
 	c.now = c.now.Add(d)
 	req := &sync.Request{Parent: c.parent, Children: c.children, ChildKinds: withGatewayAPI, Related: c.related}
+	if c.measure != nil && c.parent.Spec.Rollout != nil {
+		if at, ok := canary.Due(c.parent.Spec.Rollout.Canary, c.parent.Canary, c.now); ok {
+			req.Measurement = c.measure(at)
+		}
+	}
 	resp := sync.Sync(req, c.now)
 	if err := hooktest.CheckResponse(req, resp); err != nil {
 		c.t.Fatal(err)
@@ -608,6 +625,57 @@ func TestSyncCanaryCases(t *testing.T) {
 		}
 		if with.Status.Canary != nil || conditionOf(with.Status, webappv1.ConditionCanary) != "True/Idle" || with.Status.Phase != webappv1.PhaseReady {
 			t.Errorf("status %+v; want Ready, no canary, Canary True/Idle", with.Status)
+		}
+	})
+	t.Run("with an analysis, a canary that answers 500 is aborted at its first step, its metric and value in the message; the stable is never touched", func(t *testing.T) {
+		c, before, _ := running(t, withAnalysis)
+		c.status["Deployment/hello-canary"] = depStatus(1, 1, 1, 1, 1)
+		measures := 0
+		c.measure = func(at time.Time) *canary.Measurement {
+			measures++
+			return &canary.Measurement{At: at, Window: 10 * time.Second, Canary: canary.Values{Requests: ptr(40.0), Metrics: map[string]float64{webappv1.MetricRequestSuccessRate: 0}}}
+		}
+		var resp sync.Response
+		for range 3 {
+			resp = c.sync(time.Second)
+		}
+		if got := resp.Status.Canary; got.Phase != webappv1.CanaryAborted || got.Step != 0 || got.Analysis == nil || got.Analysis.Result != webappv1.CheckFailed {
+			t.Fatalf("canary %s, analysis %+v; want Aborted at step 0 by a failed check", canaryOf(resp), got.Analysis)
+		}
+		if want := "aborted after 1 failed check: analysis: request-success-rate 0, outside >= 99"; !strings.Contains(resp.Status.Message, want) {
+			t.Errorf("message %q; want it to contain %q", resp.Status.Message, want)
+		}
+		if measures != 1 {
+			t.Errorf("measured %d times in one interval; want once", measures)
+		}
+		if got, want := stableTemplateOf(t, resp), stableTemplateOf(t, before); got != want {
+			t.Errorf("stable template =\n%s\nwant it untouched:\n%s", got, want)
+		}
+	})
+	t.Run("with an analysis, a timed step goes on only after a passing check once its weight is in place", func(t *testing.T) {
+		c, _, _ := running(t, withAnalysis)
+		c.status["Deployment/hello-canary"] = depStatus(1, 1, 1, 1, 1)
+		requests := 0.0 // no traffic yet
+		c.measure = func(at time.Time) *canary.Measurement {
+			return &canary.Measurement{At: at, Window: 10 * time.Second, Canary: canary.Values{Requests: &requests, Metrics: map[string]float64{webappv1.MetricRequestSuccessRate: 100}}}
+		}
+		for range 3 {
+			c.sync(time.Second) // the route carries 10%, the pause starts
+		}
+		held := c.sync(20 * time.Second) // the 5 s pause is long over
+		if got := held.Status.Canary; got.Step != 0 || got.Analysis == nil || got.Analysis.Result != webappv1.CheckInconclusive {
+			t.Fatalf("with no traffic: canary %s, analysis %+v; want step 0 held, inconclusive", canaryOf(held), got.Analysis)
+		}
+		if want := "the pause is over, and the step goes on after a check passes"; !strings.Contains(held.Status.Message, want) {
+			t.Errorf("message %q; want it to contain %q", held.Status.Message, want)
+		}
+		if held.ResyncAfterSeconds <= 0 || held.ResyncAfterSeconds > 10 || !held.Timed {
+			t.Errorf("resyncAfterSeconds, timed = %v, %t; want a call at the next check, within 10 s, and a timed answer", held.ResyncAfterSeconds, held.Timed)
+		}
+		requests = 500 // traffic comes back
+		next := c.sync(10 * time.Second)
+		if got := next.Status.Canary; got.Step != 1 || got.Analysis.Result != webappv1.CheckPassed {
+			t.Errorf("with traffic: canary %s, analysis %+v; want step 1 after a passing check", canaryOf(next), got.Analysis)
 		}
 	})
 	t.Run("a canary that cannot create pods is aborted after maxFailedChecks; the stable is never touched", func(t *testing.T) {

@@ -77,6 +77,12 @@ type Canary struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	MaxFailedChecks *int32 `json:"maxFailedChecks,omitempty"`
+
+	// analysis judges the canary by its users' requests, as the Gateway reports them to
+	// Prometheus: a timed step goes on only once its latest check passed, and a failed check
+	// counts towards maxFailedChecks. It needs the hook to be given a Prometheus (docs/configuration.md).
+	// +optional
+	Analysis *CanaryAnalysis `json:"analysis,omitempty"`
 }
 
 // CanaryStep is one step of a canary.
@@ -216,6 +222,11 @@ type CanaryStatus struct {
 	// message says what the canary is doing, or which check failed.
 	// +optional
 	Message string `json:"message,omitempty"`
+
+	// analysis is the record of the latest check of spec.rollout.canary.analysis at this
+	// revision: when it ran, what each metric measured, and its result.
+	// +optional
+	Analysis *AnalysisStatus `json:"analysis,omitempty"`
 }
 
 // ConditionCanary is there while spec.rollout.canary is set. It is True unless the last canary
