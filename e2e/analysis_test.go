@@ -522,6 +522,7 @@ func (a *analysisApp) markdown(title, canaryVersion string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#### %s\n\n", title)
 	fmt.Fprintf(&b, "`spec.rollout.canary`: `%s`\n\n", jsonString(a.canary))
+	b.WriteString("t is the time since the new pod template was set. Each row is a change seen (polled every 100 ms): the canary's status, the HTTPRoute's weights, the weights Traefik routes by (its API), the latest check recorded in `status.canary.analysis`.\n\n")
 	fmt.Fprintf(&b, "| t | canary | route (stable/canary) | Traefik routes by | latest check (its window's end) | result | %s | canary's requests in the window | failed checks |\n", a.metricNames())
 	b.WriteString("| ---: | --- | --- | --- | ---: | --- | --- | ---: | ---: |\n")
 	rel := func(at time.Time) string { return fmt.Sprintf("%.1f s", at.Sub(a.start).Seconds()) }
@@ -561,7 +562,11 @@ func (a *analysisApp) markdown(title, canaryVersion string) string {
 		if tally.sent > tally.failed {
 			share = fmt.Sprintf("%.3f", tally.share(canaryVersion))
 		}
-		fmt.Fprintf(&b, "| %s | %.1f s | %s | %d | %d | %s | %s |\n", rel(tally.from), tally.to.Sub(tally.from).Seconds(), tally.name, tally.sent, tally.failed, share, countsString(tally.codes))
+		name := tally.name
+		if name == "start" {
+			name = "before the first look"
+		}
+		fmt.Fprintf(&b, "| %s | %.1f s | %s | %d | %d | %s | %s |\n", rel(tally.from), tally.to.Sub(tally.from).Seconds(), name, tally.sent, tally.failed, share, countsString(tally.codes))
 	}
 	b.WriteString("\n")
 	return b.String()
@@ -698,6 +703,26 @@ func checkCountedOnce(t *testing.T, hist []statusAt) []string {
 	return counted
 }
 
+// checkOwnWindows fails the test unless every check recorded at the canary's first step measured
+// a window that began once the canary had started: the canary's Service keeps its name across
+// revisions, and an earlier window holds the requests of the canary before it (canary.Due).
+func checkOwnWindows(t *testing.T, hist []statusAt) {
+	t.Helper()
+	var start time.Time
+	for _, s := range hist {
+		c := s.st.Canary
+		if c.Step == 0 && c.StepStartTime != nil && start.IsZero() {
+			start = c.StepStartTime.Time
+		}
+		if x := c.Analysis; x != nil && x.Step == 0 && !start.IsZero() {
+			if from := x.CheckTime.Add(-time.Duration(x.WindowSeconds) * time.Second); from.Before(start) {
+				t.Errorf("the check at %s measured from %s, before the canary started at %s: %s", x.CheckTime.UTC().Format(time.TimeOnly), from.UTC().Format(time.TimeOnly), start.UTC().Format(time.TimeOnly), jsonString(x))
+				return
+			}
+		}
+	}
+}
+
 // stablePodState maps the stable pods' UIDs to their names and restart counts.
 func stablePodState(ns, name string) map[string]string {
 	out := map[string]string{}
@@ -749,6 +774,7 @@ func (e *analysisEnv) goodCanary(t *testing.T) {
 
 	hist := a.history(revision)
 	checkSteps(t, hist, weights, pause*time.Second)
+	checkOwnWindows(t, hist)
 	for _, s := range hist {
 		if c := s.st.Canary; c.FailedChecks != 0 || (c.Analysis != nil && c.Analysis.Result == webappv1.CheckFailed) {
 			t.Errorf("status.canary at %s: %s; want no failed check", s.at.Format(time.TimeOnly), jsonString(c))
@@ -825,6 +851,7 @@ func (e *analysisEnv) failingCanary(t *testing.T) {
 		t.Errorf("stable pods %v -> %v; want the same pods (UIDs), none restarted", stable, now)
 	}
 	hist := a.history(revision)
+	checkOwnWindows(t, hist)
 	if counted := checkCountedOnce(t, hist); len(counted) != 1 {
 		t.Errorf("failures counted at checks %v; want one", counted)
 	}
@@ -1121,6 +1148,8 @@ func (e *analysisEnv) restarts(t *testing.T) {
 	a.waitRetired(t)
 	a.finish(t, "The hook SIGKILLed and Metacontroller restarted: a failing canary, then a good one", "v2")
 
+	checkOwnWindows(t, a.history(bad))
+	checkOwnWindows(t, a.history(good))
 	counted := checkCountedOnce(t, a.history(bad))
 	if len(counted) != 3 {
 		t.Errorf("failures counted at checks %v; want 3 of their own", counted)
