@@ -41,8 +41,9 @@ test:
 
 ## e2e: the end-to-end suite against etcd, kube-apiserver, kube-controller-manager,
 ## kube-scheduler and kwok built from source into bin/, and a real node (kubelet, containerd,
-## runc) beside the kwok one, and Traefik as the Gateway API controller (about 35 minutes the first
-## time, 20 of them Traefik's; about 8 once the binaries are cached)
+## runc) beside the kwok one, Traefik as the Gateway API controller and Prometheus for the canary
+## analysis (about 40 minutes the first time, 20 of them Traefik's; about 16 once the binaries are
+## cached, 6.5 of them TestAnalysis's)
 e2e: kube-binaries node-binaries gateway-binaries
 	go test -tags e2e -count=1 -timeout 30m ./e2e/...
 
