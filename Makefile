@@ -18,7 +18,7 @@ REGISTRY ?=
 # Extra helm push flags, e.g. --plain-http for a registry without TLS (credentials: helm registry login).
 CHART_PUSH_FLAGS ?=
 
-.PHONY: helm chart chart-push chart-test scale rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries node-binaries gateway-binaries gateway-test gateway-e2e promotions fuzz bench bench-smoke load generate image image-push image-test docker-image deploy
+.PHONY: helm chart chart-push chart-test scale rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries node-binaries gateway-binaries gateway-test gateway-e2e analysis-e2e promotions fuzz bench bench-smoke load generate image image-push image-test docker-image deploy
 
 ## run: serve the hooks on :8080
 run:
@@ -41,8 +41,9 @@ test:
 
 ## e2e: the end-to-end suite against etcd, kube-apiserver, kube-controller-manager,
 ## kube-scheduler and kwok built from source into bin/, and a real node (kubelet, containerd,
-## runc) beside the kwok one, and Traefik as the Gateway API controller (about 35 minutes the first
-## time, 20 of them Traefik's; about 8 once the binaries are cached)
+## runc) beside the kwok one, Traefik as the Gateway API controller and Prometheus for the canary
+## analysis (about 40 minutes the first time, 20 of them Traefik's; about 16 once the binaries are
+## cached, 6.5 of them TestAnalysis's)
 e2e: kube-binaries node-binaries gateway-binaries
 	go test -tags e2e -count=1 -timeout 30m ./e2e/...
 
@@ -73,6 +74,14 @@ gateway-test: gateway-binaries
 ## split 50/50 through it with no failed request
 gateway-e2e: kube-binaries node-binaries gateway-binaries
 	go test -tags e2e -count=1 -run '^TestTraefikGateway$$' -timeout 15m -v ./e2e/
+
+## analysis-e2e: TestAnalysis alone (make e2e runs it too): issue 36's canary analysis, its proofs
+## 1 to 7, under the real Metacontroller with the hook given bin/prometheus (--prometheus-url),
+## which scrapes bin/traefik every second, the test app's pods on the real node and clients
+## sending requests through Traefik the whole time (about 6 minutes); the timelines, as Markdown,
+## in bin/e2e-analysis.md
+analysis-e2e: kube-binaries node-binaries gateway-binaries
+	go test -tags e2e -count=1 -run '^TestAnalysis$$' -timeout 40m -v ./e2e/
 
 ## promotions: TestPromotions alone: PROMOTIONS canaries (default 10) promoted in a row through
 ## Traefik, the pods on the real node, with clients sending requests the whole time; fails on any

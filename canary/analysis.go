@@ -47,13 +47,20 @@ type Values struct {
 // sent back, and when the check is: now, rounded down to a whole multiple of the interval in
 // Unix seconds. That time is the same in every replica of the hook, so a check is measured and
 // counted once whatever replica answers; one that last's record already holds is not due. A check
-// is due only while the canary is at a step (Progressing or Paused) and the plan has an analysis.
+// is due only while the canary is at a step (Progressing or Paused) and the plan has an analysis,
+// and, at the first step, only once its window begins after the canary started (stepStartTime):
+// the canary's Service, and so the Gateway's series of its requests, has the same name whatever
+// the revision, so an earlier window would measure the requests of an earlier canary, one just
+// aborted say, as this one's.
 func Due(plan *webappv1.Canary, last *webappv1.CanaryStatus, now time.Time) (time.Time, bool) {
 	if plan == nil || plan.Analysis == nil || last == nil || !slices.Contains(atAStep, last.Phase) {
 		return time.Time{}, false
 	}
 	at := checkTime(plan.Analysis, now)
 	if r := last.Analysis; r != nil && !r.CheckTime.Time.Before(at) {
+		return time.Time{}, false
+	}
+	if last.Step == 0 && last.StepStartTime != nil && at.Add(-plan.Analysis.Window()).Before(last.StepStartTime.Time) {
 		return time.Time{}, false
 	}
 	return at, true

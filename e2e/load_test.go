@@ -51,6 +51,7 @@ type loadStep struct {
 // intervals that tallies counts apart.
 type load struct {
 	tr      *traefik
+	host    string // the Host header: the route's hostname
 	stopCh  chan struct{}
 	wg      gosync.WaitGroup
 	mu      gosync.Mutex
@@ -66,7 +67,12 @@ const loadLimit = 20 * time.Minute
 // next, until stop (every 0: back to back). Each client keeps its connection to Traefik alive, as
 // a browser would. The first interval is named "start".
 func startLoad(tr *traefik, clients int, every time.Duration) *load {
-	l := &load{tr: tr, stopCh: make(chan struct{}), steps: []loadStep{{name: "start", weight: -1, from: time.Now()}}}
+	return startLoadTo(tr, traefikHost, clients, every)
+}
+
+// startLoadTo is startLoad for the route of hostname host.
+func startLoadTo(tr *traefik, host string, clients int, every time.Duration) *load {
+	l := &load{tr: tr, host: host, stopCh: make(chan struct{}), steps: []loadStep{{name: "start", weight: -1, from: time.Now()}}}
 	deadline := time.Now().Add(loadLimit)
 	for c := range clients {
 		l.wg.Add(1)
@@ -94,7 +100,7 @@ func startLoad(tr *traefik, clients int, every time.Duration) *load {
 // send sends one request.
 func (l *load) send(hc *http.Client) loadResult {
 	req, _ := http.NewRequest("GET", "http://127.0.0.1:"+l.tr.port+"/", nil)
-	req.Host = traefikHost
+	req.Host = l.host
 	r := loadResult{at: time.Now()}
 	resp, err := hc.Do(req)
 	if err != nil {

@@ -648,9 +648,12 @@ func TestSyncCanaryCases(t *testing.T) {
 			measures++
 			return &canary.Measurement{At: at, Window: 10 * time.Second, Canary: canary.Values{Requests: ptr(40.0), Metrics: map[string]float64{webappv1.MetricRequestSuccessRate: 0}}}
 		}
+		// The canary started at 12:00:02: the first check whose 10 s window begins after that,
+		// and so measures its own requests only (canary.Due), is at 12:00:20; the last call is
+		// within the same interval.
 		var resp sync.Response
-		for range 3 {
-			resp = c.sync(time.Second)
+		for _, d := range []time.Duration{time.Second, time.Second, 16 * time.Second, time.Second} {
+			resp = c.sync(d)
 		}
 		if got := resp.Status.Canary; got.Phase != webappv1.CanaryAborted || got.Step != 0 || got.Analysis == nil || got.Analysis.Result != webappv1.CheckFailed {
 			t.Fatalf("canary %s, analysis %+v; want Aborted at step 0 by a failed check", canaryOf(resp), got.Analysis)

@@ -1,0 +1,1165 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	gosync "sync"
+	"syscall"
+	"testing"
+	"time"
+
+	webappv1 "github.com/example/webapp-operator/api/v1"
+)
+
+// analysisInterval, analysisWindow and analysisMinRequests are the analyses' settings in
+// TestAnalysis: short, so that a step is judged within seconds.
+const (
+	analysisInterval    = 5
+	analysisWindow      = 10
+	analysisMinRequests = 10
+)
+
+// analysisReport is where TestAnalysis writes its timelines as Markdown, the aborted canary's
+// among them, for docs/canary.md.
+const analysisReport = "../bin/e2e-analysis.md"
+
+// TestAnalysis proves issue 36's canary analysis (proofs 1 to 7) under the real Metacontroller,
+// Traefik (bin/traefik) as the Gateway controller, Prometheus (bin/prometheus) scraping Traefik
+// every second, and the test app's pods on the real node, with three clients sending requests
+// through Traefik the whole time: the hook is started with --prometheus-url, and judges each
+// canary by what Traefik counted of its requests. The subtests run in order, each with a WebApp
+// in a namespace of its own behind a hostname of its own, and share Traefik, Prometheus, the hook
+// and Metacontroller; the fifth stops Prometheus, the last kills the hook and restarts
+// Metacontroller. Each records its timeline (the canary's status, the route, what Traefik routes
+// by, each check and its metrics) and the requests sent and failed while Traefik routed by each
+// set of weights; bin/e2e-analysis.md has them as Markdown.
+func TestAnalysis(t *testing.T) {
+	n := requireNode(t)
+	in := renderInstall(t, "e2e/testdata/gateway-api")
+	tr := requireTraefik(t, client.namespace(t, "analysis-traefik"))
+	prom := startPrometheus(t, tr.metricsAddr())
+	in.hookArgs = append(slices.Clone(in.hookArgs), "--prometheus-url="+prom.url())
+	hook := startHook(t, in)
+	cc := in.compositeController(t, hook.url())
+	cc["spec"].(map[string]any)["resyncPeriodSeconds"] = 5
+	mc := startMetacontroller(t, cc, canaryWorkers)
+	e := &analysisEnv{node: n, tr: tr, prom: prom, hook: hook, mc: mc}
+	defer func() {
+		if err := os.WriteFile(analysisReport, []byte(e.report.String()), 0o644); err == nil {
+			t.Logf("the timelines as Markdown: %s", analysisReport)
+		}
+		if refused := tr.refusals(); refused != "" {
+			t.Errorf("Traefik was refused by RBAC; its ClusterRole lacks:\n%s", refused)
+		}
+	}()
+	t.Run("1 a good canary of three steps is promoted, each step after a passing check", e.goodCanary)
+	t.Run("2 a ready canary that answers 500 is aborted at its first step", e.failingCanary)
+	t.Run("3 a slow canary is aborted on latency", e.slowCanary)
+	t.Run("4 no traffic: the step holds, inconclusive, and goes on when traffic comes back", e.noTraffic)
+	t.Run("5 Prometheus stopped mid-step: the step holds, inconclusive, and goes on when it is back", e.prometheusDown)
+	t.Run("6a compared with the stable version: both failing aborts nothing", e.bothFailing)
+	t.Run("6b compared with the stable version: only the canary failing aborts", e.onlyCanaryFailing)
+	t.Run("7 the hook SIGKILLed and Metacontroller restarted mid-analysis: no check counted twice, no step skipped", e.restarts)
+}
+
+// analysisEnv is what TestAnalysis's subtests share.
+type analysisEnv struct {
+	node   *realNode
+	tr     *traefik
+	prom   *prometheus
+	hook   *hookProcess
+	mc     *metacontroller
+	report strings.Builder // the timelines, as Markdown
+}
+
+// successRate is the built-in request-success-rate with a minimum, compared with the stable
+// version when maxDifference is not negative.
+func successRate(min float64, maxDifference float64) obj {
+	m := obj{"name": webappv1.MetricRequestSuccessRate, "thresholdRange": obj{"min": min}}
+	if maxDifference >= 0 {
+		m["stable"] = obj{"maxDifference": maxDifference}
+	}
+	return m
+}
+
+// requestDuration is the built-in request-duration (the 99th percentile) with a maximum in ms.
+func requestDuration(max float64) obj {
+	return obj{"name": webappv1.MetricRequestDuration, "thresholdRange": obj{"max": max}}
+}
+
+// analysisCanary is spec.rollout.canary: timed steps of weights, each held pause seconds,
+// maxFailedChecks, and an analysis of metrics with TestAnalysis's interval, window and
+// minRequests.
+func analysisCanary(weights []int32, pause int, maxFailedChecks int, metrics ...obj) obj {
+	var steps []any
+	for _, w := range weights {
+		steps = append(steps, obj{"weight": w, "pauseSeconds": pause})
+	}
+	ms := make([]any, len(metrics))
+	for i, m := range metrics {
+		ms[i] = m
+	}
+	return obj{"steps": steps, "maxFailedChecks": maxFailedChecks, "analysis": obj{
+		"intervalSeconds": analysisInterval, "windowSeconds": analysisWindow, "minRequests": analysisMinRequests, "metrics": ms}}
+}
+
+// testappEnv is spec.env that sets the test app's variables, name=value pairs.
+func testappEnv(kv ...string) []any {
+	var out []any
+	for i := 0; i+1 < len(kv); i += 2 {
+		out = append(out, obj{"name": kv[i], "value": kv[i+1]})
+	}
+	return out
+}
+
+// analysisApp is one subtest's WebApp shop behind Traefik, with its load and what follows it.
+type analysisApp struct {
+	e              *analysisEnv
+	ns, name, host string
+	canary         obj // spec.rollout.canary
+	tl             *timeline
+	start          time.Time // when the first new template was set
+	loads          []*load
+	follow         *analysisFollower
+	record         func() []watchEvent
+	events         []watchEvent // the WebApp's, once stopped
+}
+
+// newApp makes a namespace with a Gateway of Traefik's, and a WebApp shop of 2 replicas of
+// testapp:1 on the real node routed from host <prefix>.example.com, with spec.rollout.canary
+// canary and extra's keys; waits until it is Ready, routed and answering through Traefik, then
+// starts three clients that send a request through Traefik every 20 ms each, the WebApp's watch,
+// and the follower of its canary.
+func (e *analysisEnv) newApp(t *testing.T, prefix string, canary, extra obj) *analysisApp {
+	t.Helper()
+	ns := client.namespace(t, prefix)
+	e.tr.gateway(t, ns, "public")
+	a := &analysisApp{e: e, ns: ns, name: "shop", host: prefix + ".example.com", canary: canary, tl: newTimeline(t)}
+	spec := obj{"replicas": 2, "readinessProbe": fastProbe(), "strategy": obj{"maxSurge": 1, "maxUnavailable": 0},
+		// The old pods keep serving 5 s after their deletion, while Traefik learns that their
+		// endpoints are gone (TestPromotions: no request lost in ten promotions with it).
+		"shutdownDelaySeconds": 5,
+		"route":                obj{"hostnames": []any{a.host}, "parentRefs": []any{obj{"name": "public"}}},
+		"rollout":              obj{"canary": canary}}
+	for k, v := range extra {
+		spec[k] = v
+	}
+	if _, err := client.create(realWebApp(ns, a.name, spec)); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, ns, a.name, "Ready and Routed", 150*time.Second, func(st webappv1.WebAppStatus) bool {
+		got, _ := routedCondition(st)
+		return st.Phase == webappv1.PhaseReady && st.AvailableReplicas == 2 && got == "True/Accepted"
+	})
+	waitFor(t, "the test app answering through Traefik", 30*time.Second, func() (bool, error) {
+		_, body, err := a.get("/")
+		return err == nil && strings.HasPrefix(body, "testapp "), nil
+	})
+	a.loads = []*load{startLoadTo(e.tr, a.host, 3, 20*time.Millisecond)}
+	a.record = client.record(t, "example.com/v1", "WebApp", ns, a.name)
+	a.follow = followAnalysis(e.tr, ns, a.name, a.loads[0])
+	t.Cleanup(func() { a.stop() })
+	a.tl.mark(t, "WebApp %s/%s Ready behind Traefik (host %s): 2 replicas of testapp:1 %v; 3 clients, a request every 20 ms each", ns, a.name, a.host, extra["env"])
+	return a
+}
+
+// get sends GET path through Traefik's entry point with the app's hostname.
+func (a *analysisApp) get(path string) (int, string, error) {
+	req, _ := http.NewRequest("GET", "http://127.0.0.1:"+a.e.tr.port+path, nil)
+	req.Host = a.host
+	resp, err := (&http.Client{Timeout: 3 * time.Second}).Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, strings.TrimSpace(string(b)), err
+}
+
+// set patches the WebApp's spec, starting a canary of a new template, and returns the WebApp's
+// new generation.
+func (a *analysisApp) set(t *testing.T, spec obj, what string) int64 {
+	t.Helper()
+	if a.start.IsZero() {
+		a.start = time.Now()
+		a.follow.since(a.start)
+	}
+	patchSpec(t, a.ns, a.name, spec)
+	gen := generationOf(t, a.ns, a.name)
+	a.tl.mark(t, "%s (generation %d)", what, gen)
+	return gen
+}
+
+// canaryOf waits for the canary of generation gen, and returns its revision.
+func (a *analysisApp) canaryOf(t *testing.T, gen int64) string {
+	t.Helper()
+	st := waitStatus(t, a.ns, a.name, "the canary of the new template", 60*time.Second, func(st webappv1.WebAppStatus) bool {
+		return st.ObservedGeneration == gen && st.Canary != nil && st.Canary.Phase == webappv1.CanaryProgressing
+	})
+	return st.Canary.Revision
+}
+
+// waitPhase waits until the canary of revision is in phase, and returns the status.
+func (a *analysisApp) waitPhase(t *testing.T, revision string, phase webappv1.CanaryPhase, timeout time.Duration) webappv1.WebAppStatus {
+	t.Helper()
+	st := waitStatus(t, a.ns, a.name, "the canary "+string(phase), timeout, func(st webappv1.WebAppStatus) bool {
+		return st.Canary != nil && st.Canary.Revision == revision && st.Canary.Phase == phase
+	})
+	a.tl.mark(t, "canary %s: %s", phase, st.Canary.Message)
+	return st
+}
+
+// waitRetired waits until the canary's children are gone or scaled to zero, the route sends
+// everything to the Service shop, and Traefik routes by it.
+func (a *analysisApp) waitRetired(t *testing.T) {
+	t.Helper()
+	waitFor(t, "the route back to "+a.name+", routed so by Traefik, the canary without pods", 90*time.Second, func() (bool, error) {
+		v := lookCanary(t, a.ns, a.name)
+		canaryPods := 0
+		for _, p := range podsNow(a.ns, a.name) {
+			if field(p, "metadata", "labels", webappv1.LabelTrack) == webappv1.TrackCanary {
+				canaryPods++
+			}
+		}
+		return isNormalRoute(v.route, a.name) && traefikAccepted(v.route) && a.follow.lastTraefik() == a.name &&
+			(v.canary == nil || replicasField(v.canary) == 0) && canaryPods == 0, nil
+	})
+	a.tl.mark(t, "route back to %s, Traefik routes by it, no canary pod left", a.name)
+}
+
+// restartLoad stops the clients (stopped) or starts new ones.
+func (a *analysisApp) stopLoad() { a.loads[len(a.loads)-1].stop() }
+
+func (a *analysisApp) startLoad() {
+	l := startLoadTo(a.e.tr, a.host, 3, 20*time.Millisecond)
+	a.loads = append(a.loads, l)
+	a.follow.setLoad(l)
+}
+
+// stop ends the load, the follower and the watch; later calls do nothing.
+func (a *analysisApp) stop() {
+	for _, l := range a.loads {
+		l.stop()
+	}
+	a.follow.stop()
+	if a.record != nil {
+		a.events = a.record()
+		a.record = nil
+	}
+}
+
+// results are every request of every load, in order.
+func (a *analysisApp) results() []loadResult {
+	var out []loadResult
+	for _, l := range a.loads {
+		out = append(out, l.snapshot()...)
+	}
+	slices.SortStableFunc(out, func(x, y loadResult) int { return x.at.Compare(y.at) })
+	return out
+}
+
+// tallies are the requests of every load by interval of what Traefik routed by.
+func (a *analysisApp) tallies() []loadTally {
+	var out []loadTally
+	for _, l := range a.loads {
+		for _, tally := range l.tallies() {
+			if tally.sent > 0 {
+				out = append(out, tally)
+			}
+		}
+	}
+	return out
+}
+
+// history is every canary status of revision the WebApp's watch saw, in order.
+func (a *analysisApp) history(revision string) []statusAt {
+	var out []statusAt
+	for _, e := range a.events {
+		var st webappv1.WebAppStatus
+		if roundTrip(e.Object["status"], &st) != nil || st.Canary == nil || st.Canary.Revision != revision {
+			continue
+		}
+		out = append(out, statusAt{e.At, st})
+	}
+	return out
+}
+
+// finish stops everything, and logs and reports the timeline and the tallies under title.
+func (a *analysisApp) finish(t *testing.T, title, canaryVersion string) {
+	t.Helper()
+	a.stop()
+	md := a.markdown(title, canaryVersion)
+	a.e.report.WriteString(md)
+	t.Logf("timeline and requests:\n%s", md)
+	a.tl.mark(t, "load stopped: %s", summarize(a.results()))
+}
+
+// statusAt is a status the watch saw, when it saw it.
+type statusAt struct {
+	at time.Time
+	st webappv1.WebAppStatus
+}
+
+// analysisFollower polls a WebApp's canary status, its HTTPRoute and the weights Traefik routes
+// by (its API) every 100 ms, and records a row at each change; at each change of Traefik's
+// weights it starts an interval of the load, so that the load's tallies are of what Traefik
+// really routed by.
+type analysisFollower struct {
+	tr       *traefik
+	ns, name string
+
+	mu      gosync.Mutex
+	l       *load
+	from    time.Time // rows before it are not kept
+	rows    []analysisRow
+	lastKey string // of the last row
+	traefik string // the last form Traefik routed by
+	stopCh  chan struct{}
+	done    chan struct{}
+}
+
+// analysisRow is one state of the canary the follower saw.
+type analysisRow struct {
+	at      time.Time
+	canary  *webappv1.CanaryStatus
+	route   string // stable/canary weights, or the backends
+	traefik string // what Traefik routes by, the same way
+}
+
+func (r analysisRow) key() string {
+	c := r.canary
+	k := r.route + "|" + r.traefik
+	if c != nil {
+		k += fmt.Sprintf("|%s|%s|%d|%s|%d", c.Revision, c.Phase, c.Step, ptrString(c.Weight), c.FailedChecks)
+		if a := c.Analysis; a != nil {
+			k += "|" + timeString(&a.CheckTime) + string(a.Result)
+		}
+	}
+	return k
+}
+
+func followAnalysis(tr *traefik, ns, name string, l *load) *analysisFollower {
+	f := &analysisFollower{tr: tr, ns: ns, name: name, l: l, stopCh: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(f.done)
+		hc := &http.Client{Timeout: 2 * time.Second}
+		for {
+			if r, ok := f.look(hc); ok {
+				f.mu.Lock()
+				if r.traefik != f.traefik {
+					f.traefik = r.traefik
+					w := int32(0)
+					if _, cw, split := parseSplit(r.traefik); split {
+						w = cw
+					}
+					f.l.step(stateString(r.canary)+", Traefik "+r.traefik, w)
+				}
+				if k := r.key(); k != f.lastKey && !r.at.Before(f.from) {
+					f.lastKey = k
+					f.rows = append(f.rows, r)
+				}
+				f.mu.Unlock()
+			}
+			select {
+			case <-f.stopCh:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+	return f
+}
+
+// look reads the route, Traefik's weights and the status, in that order.
+func (f *analysisFollower) look(hc *http.Client) (analysisRow, bool) {
+	r := analysisRow{at: time.Now()}
+	route, err := client.get(routeAPI, "HTTPRoute", f.ns, f.name)
+	if err != nil || route == nil {
+		return r, false
+	}
+	r.route = backendsString(route)
+	if sw, cw, ok := splitWeights(route, f.name); ok {
+		r.route = fmt.Sprintf("%d/%d", sw, cw)
+	} else if isNormalRoute(route, f.name) {
+		r.route = f.name
+	}
+	if r.traefik = traefikWeights(hc, f.tr, f.ns, f.name); r.traefik == "" {
+		return r, false
+	}
+	wa, err := client.get("example.com/v1", "WebApp", f.ns, f.name)
+	if err != nil || wa == nil {
+		return r, false
+	}
+	var st webappv1.WebAppStatus
+	if roundTrip(wa["status"], &st) != nil {
+		return r, false
+	}
+	r.canary = st.Canary
+	return r, true
+}
+
+// since keeps the rows from t on, the first of them whatever it shows.
+func (f *analysisFollower) since(t time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.from, f.rows, f.lastKey = t, nil, ""
+}
+
+// setLoad makes l the load whose intervals the follower starts.
+func (f *analysisFollower) setLoad(l *load) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.l = l
+	f.traefik = "" // the new load's first interval is named at the next look
+}
+
+// lastTraefik is what Traefik routed by at the last look.
+func (f *analysisFollower) lastTraefik() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.traefik
+}
+
+// stop ends the following and returns the rows; later calls return them too.
+func (f *analysisFollower) stop() []analysisRow {
+	select {
+	case <-f.stopCh:
+	default:
+		close(f.stopCh)
+	}
+	<-f.done
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.rows)
+}
+
+// traefikWeights is what Traefik's API says it routes the WebApp ns/name's route by: the
+// stable/canary weights of its weighted service when it names the canary ("80/20"), else name
+// alone; "" when the API does not answer or has no service of the route.
+func traefikWeights(hc *http.Client, tr *traefik, ns, name string) string {
+	resp, err := hc.Get("http://127.0.0.1:" + tr.apiPort + "/api/http/services")
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	var services []struct {
+		Name     string
+		Weighted *struct {
+			Services []struct {
+				Name   string
+				Weight *int
+			}
+		}
+	}
+	if json.NewDecoder(resp.Body).Decode(&services) != nil {
+		return ""
+	}
+	found := false
+	stable, canary := -1, -1
+	for _, s := range services {
+		if !strings.HasPrefix(s.Name, "httproute-"+ns+"-"+name+"-") {
+			continue
+		}
+		found = true
+		if s.Weighted == nil {
+			continue
+		}
+		for _, c := range s.Weighted.Services {
+			w := 1
+			if c.Weight != nil {
+				w = *c.Weight
+			}
+			switch {
+			case strings.Contains(c.Name, "-svc-"+ns+"-"+name+webappv1.CanarySuffix+"-"):
+				canary = w
+			case strings.Contains(c.Name, "-svc-"+ns+"-"+name+webappv1.StableSuffix+"-"):
+				stable = w
+			}
+		}
+	}
+	switch {
+	case !found:
+		return ""
+	case canary < 0:
+		return name
+	}
+	return fmt.Sprintf("%d/%d", stable, canary)
+}
+
+// parseSplit reads "80/20" back.
+func parseSplit(s string) (stable, canary int32, ok bool) {
+	_, err := fmt.Sscanf(s, "%d/%d", &stable, &canary)
+	return stable, canary, err == nil
+}
+
+// stateString is the canary's phase and step, as an interval of the load is named.
+func stateString(c *webappv1.CanaryStatus) string {
+	if c == nil {
+		return "no canary"
+	}
+	switch c.Phase {
+	case webappv1.CanaryProgressing, webappv1.CanaryPaused:
+		return fmt.Sprintf("%s step %d", c.Phase, c.Step+1)
+	}
+	return string(c.Phase)
+}
+
+// rows are the follower's rows, once stopped.
+func (a *analysisApp) rows() []analysisRow { return a.follow.stop() }
+
+// markdown is the app's timeline and its requests by interval, as Markdown tables: one row at
+// each change of the canary's phase, step, weight, failed checks or latest check, of the route,
+// or of what Traefik routes by, with the latest check's result and each metric's value; then the
+// requests sent while Traefik routed by each set of weights.
+func (a *analysisApp) markdown(title, canaryVersion string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#### %s\n\n", title)
+	fmt.Fprintf(&b, "`spec.rollout.canary`: `%s`\n\n", jsonString(a.canary))
+	b.WriteString("t is the time since the new pod template was set. Each row is a change seen (polled every 100 ms): the canary's status, the HTTPRoute's weights, the weights Traefik routes by (its API), the latest check recorded in `status.canary.analysis`.\n\n")
+	fmt.Fprintf(&b, "| t | canary | route (stable/canary) | Traefik routes by | latest check (its window's end) | result | %s | canary's requests in the window | failed checks |\n", a.metricNames())
+	b.WriteString("| ---: | --- | --- | --- | ---: | --- | --- | ---: | ---: |\n")
+	rel := func(at time.Time) string { return fmt.Sprintf("%.1f s", at.Sub(a.start).Seconds()) }
+	var lastMessage string
+	for _, r := range a.rows() {
+		state, check, result, values, requests, failed := "-", "", "", "", "", ""
+		if c := r.canary; c != nil {
+			state = stateString(c)
+			if c.Weight != nil {
+				state += fmt.Sprintf(", weight %d", *c.Weight)
+			}
+			failed = fmt.Sprint(c.FailedChecks)
+			lastMessage = c.Message
+			if x := c.Analysis; x != nil {
+				check = rel(x.CheckTime.Time)
+				result = string(x.Result)
+				if x.Result != webappv1.CheckPassed {
+					result += ": " + x.Message
+				}
+				values = metricValues(x)
+				if x.Requests != nil {
+					requests = fmt.Sprint(*x.Requests)
+				}
+				if x.StableRequests != nil {
+					requests += fmt.Sprintf(" (stable %d)", *x.StableRequests)
+				}
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", rel(r.at), state, r.route, r.traefik, check, strings.ReplaceAll(result, "|", "\\|"), values, requests, failed)
+	}
+	fmt.Fprintf(&b, "\nThe last `status.canary.message`: %q\n\n", lastMessage)
+	b.WriteString("Requests sent (3 clients, each a request every 20 ms) while Traefik routed by each set of weights:\n\n")
+	b.WriteString("| from | length | canary's state, what Traefik routes by | sent | failed | canary's share of the 200s | answers |\n")
+	b.WriteString("| ---: | ---: | --- | ---: | ---: | ---: | --- |\n")
+	for _, tally := range a.tallies() {
+		share := "-"
+		if tally.sent > tally.failed {
+			share = fmt.Sprintf("%.3f", tally.share(canaryVersion))
+		}
+		name := tally.name
+		if name == "start" {
+			name = "before the first look"
+		}
+		fmt.Fprintf(&b, "| %s | %.1f s | %s | %d | %d | %s | %s |\n", rel(tally.from), tally.to.Sub(tally.from).Seconds(), name, tally.sent, tally.failed, share, countsString(tally.codes))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// metricNames is the header of the metrics' column.
+func (a *analysisApp) metricNames() string {
+	var names []string
+	metrics, _ := field(a.canary, "analysis", "metrics").([]any)
+	for _, m := range metrics {
+		names = append(names, fmt.Sprint(field(m, "name")))
+	}
+	return strings.Join(names, ", ")
+}
+
+// metricValues are a check's metrics' values, with the stable version's when compared.
+func metricValues(x *webappv1.AnalysisStatus) string {
+	var parts []string
+	for _, m := range x.Metrics {
+		v := m.Value
+		if v == "" {
+			v = "no data"
+		}
+		if m.Stable != "" {
+			v += " (stable " + m.Stable + ")"
+		}
+		parts = append(parts, v)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// checkSteps fails the test unless the canary's statuses went through every step of weights in
+// order, none skipped, and into Promoting, each move only after a check that passed at the step
+// it left, measured once the step's pause had started (checkTime ≥ pauseStartTime), with the
+// pause over. It returns the checks that let the steps go, by step.
+func checkSteps(t *testing.T, hist []statusAt, weights []int32, pause time.Duration) []*webappv1.AnalysisStatus {
+	t.Helper()
+	passed := make([]*webappv1.AnalysisStatus, len(weights))
+	pauseStart := map[int32]time.Time{}
+	top, promoting := int32(0), false
+	for i, s := range hist {
+		c := s.st.Canary
+		if c.PauseStartTime != nil && c.Phase == webappv1.CanaryProgressing {
+			pauseStart[c.Step] = c.PauseStartTime.Time
+		}
+		if i == 0 {
+			if c.Step != 0 {
+				t.Errorf("the first status of the canary is at step %d; want step 1", c.Step+1)
+			}
+			continue
+		}
+		prev := hist[i-1].st.Canary
+		var from int32
+		switch {
+		case c.Step > top:
+			if c.Step != top+1 {
+				t.Errorf("the canary moved from step %d to step %d at %s; want no step skipped", top+1, c.Step+1, s.at.Format(time.TimeOnly))
+			}
+			from, top = top, c.Step
+		case c.Phase == webappv1.CanaryPromoting && !promoting:
+			promoting = true
+			from = c.Step
+		default:
+			continue
+		}
+		ps, ok := pauseStart[from]
+		if !ok {
+			t.Errorf("step %d ended at %s without a pause", from+1, s.at.Format(time.TimeOnly))
+			continue
+		}
+		var by *webappv1.AnalysisStatus
+		for _, r := range []*webappv1.AnalysisStatus{c.Analysis, prev.Analysis} {
+			if r != nil && r.Result == webappv1.CheckPassed && r.Step == from && !r.CheckTime.Time.Before(ps) {
+				by = r
+				break
+			}
+		}
+		if by == nil {
+			t.Errorf("step %d (pause from %s) ended at %s without a check that passed at it since its pause started; the latest check: %s", from+1, ps.Format(time.TimeOnly), s.at.Format(time.TimeOnly), jsonString(c.Analysis))
+			continue
+		}
+		if s.at.Before(ps.Add(pause)) {
+			t.Errorf("step %d ended at %s, before its pause from %s was over", from+1, s.at.Format(time.TimeOnly), ps.Format(time.TimeOnly))
+		}
+		passed[from] = by
+		t.Logf("step %d (%d%%): pause from %s, ended at %s after the check at %s passed: %s", from+1, weights[from], ps.Format(time.TimeOnly), s.at.Format("15:04:05.0"), by.CheckTime.UTC().Format(time.TimeOnly), by.Message)
+	}
+	if top != int32(len(weights)-1) || !promoting {
+		t.Errorf("the canary reached step %d and promoting %v; want every one of the %d steps, then promoting", top+1, promoting, len(weights))
+	}
+	return passed
+}
+
+// checkCountedOnce fails the test unless each failure counted in the canary's statuses is a
+// failed check of its own: failedChecks rises by one at a time, each rise is recorded with a
+// failed check whose checkTime no earlier rise had, and failedChecks never exceeds the number of
+// distinct failed checks recorded so far (an older status written over a newer one may set it
+// back, and the same check then counts to the same number again). It returns the check times
+// counted, in order.
+func checkCountedOnce(t *testing.T, hist []statusAt) []string {
+	t.Helper()
+	failedAt := map[string]bool{}   // the checkTimes of every failed check recorded
+	countedAs := map[string]int32{} // checkTime → the failedChecks it was counted as
+	var counted []string
+	prev := int32(0)
+	for _, s := range hist {
+		c := s.st.Canary
+		if r := c.Analysis; r != nil && r.Result == webappv1.CheckFailed {
+			failedAt[timeString(&r.CheckTime)] = true
+		}
+		if c.FailedChecks > prev {
+			r := c.Analysis
+			switch {
+			case c.FailedChecks-prev > 1:
+				t.Errorf("failedChecks %d -> %d at %s; want one at a time", prev, c.FailedChecks, s.at.Format(time.TimeOnly))
+			case r == nil || r.Result != webappv1.CheckFailed || !strings.HasPrefix(c.LastFailedCheck, "analysis: "):
+				t.Errorf("failedChecks %d -> %d at %s with the latest check %s (%q); want a failed check of the analysis", prev, c.FailedChecks, s.at.Format(time.TimeOnly), jsonString(r), c.LastFailedCheck)
+			default:
+				k := timeString(&r.CheckTime)
+				if n, ok := countedAs[k]; ok && n != c.FailedChecks {
+					t.Errorf("the check at %s counted as failure %d, then as failure %d; want it counted once", k, n, c.FailedChecks)
+				}
+				if _, ok := countedAs[k]; !ok {
+					counted = append(counted, k)
+				}
+				countedAs[k] = c.FailedChecks
+			}
+		}
+		if int(c.FailedChecks) > len(failedAt) {
+			t.Errorf("failedChecks %d at %s, with %d distinct failed checks recorded (%v); want no more", c.FailedChecks, s.at.Format(time.TimeOnly), len(failedAt), failedAt)
+		}
+		prev = c.FailedChecks
+	}
+	return counted
+}
+
+// checkOwnWindows fails the test unless every check recorded at the canary's first step measured
+// a window that began once the canary had started: the canary's Service keeps its name across
+// revisions, and an earlier window holds the requests of the canary before it (canary.Due).
+func checkOwnWindows(t *testing.T, hist []statusAt) {
+	t.Helper()
+	var start time.Time
+	for _, s := range hist {
+		c := s.st.Canary
+		if c.Step == 0 && c.StepStartTime != nil && start.IsZero() {
+			start = c.StepStartTime.Time
+		}
+		if x := c.Analysis; x != nil && x.Step == 0 && !start.IsZero() {
+			if from := x.CheckTime.Add(-time.Duration(x.WindowSeconds) * time.Second); from.Before(start) {
+				t.Errorf("the check at %s measured from %s, before the canary started at %s: %s", x.CheckTime.UTC().Format(time.TimeOnly), from.UTC().Format(time.TimeOnly), start.UTC().Format(time.TimeOnly), jsonString(x))
+				return
+			}
+		}
+	}
+}
+
+// stablePodState maps the stable pods' UIDs to their names and restart counts.
+func stablePodState(ns, name string) map[string]string {
+	out := map[string]string{}
+	for _, p := range podsNow(ns, name) {
+		if field(p, "metadata", "labels", webappv1.LabelTrack) == webappv1.TrackCanary {
+			continue
+		}
+		restarts := 0.0
+		statuses, _ := field(p, "status", "containerStatuses").([]any)
+		for _, s := range statuses {
+			n, _ := field(s, "restartCount").(float64)
+			restarts += n
+		}
+		out[fmt.Sprint(field(p, "metadata", "uid"))] = fmt.Sprintf("%s, %v restarts, deleting %v", field(p, "metadata", "name"), restarts, field(p, "metadata", "deletionTimestamp") != nil)
+	}
+	return out
+}
+
+// failedAfter counts the requests sent from t on that did not get a 200.
+func failedAfter(results []loadResult, from time.Time) (sent, failed int, first []string) {
+	for _, r := range results {
+		if r.at.Before(from) {
+			continue
+		}
+		sent++
+		if r.failed() {
+			failed++
+			if len(first) < 10 {
+				first = append(first, r.String())
+			}
+		}
+	}
+	return
+}
+
+// goodCanary is proof 1: a good canary of three steps is promoted, each step after a check that
+// passed at it; not one request fails, and each step's share of the requests is within 3 points
+// of its weight.
+func (e *analysisEnv) goodCanary(t *testing.T) {
+	weights := []int32{20, 50, 80}
+	const pause = 10
+	a := e.newApp(t, "analysis-good", analysisCanary(weights, pause, 1, successRate(99, -1), requestDuration(500)), nil)
+	gen := a.set(t, obj{"image": e.node.image("testapp:2")}, "image set to testapp:2: steps 20/50/80%, 10 s each; request-success-rate >= 99, request-duration p99 <= 500 ms")
+	revision := a.canaryOf(t, gen)
+	a.waitPhase(t, revision, webappv1.CanaryPromoted, 240*time.Second)
+	a.waitRetired(t)
+	time.Sleep(3 * time.Second) // more requests on the promoted version alone
+	a.finish(t, "A good canary of three steps, promoted", "v2")
+
+	hist := a.history(revision)
+	checkSteps(t, hist, weights, pause*time.Second)
+	checkOwnWindows(t, hist)
+	for _, s := range hist {
+		if c := s.st.Canary; c.FailedChecks != 0 || (c.Analysis != nil && c.Analysis.Result == webappv1.CheckFailed) {
+			t.Errorf("status.canary at %s: %s; want no failed check", s.at.Format(time.TimeOnly), jsonString(c))
+			break
+		}
+	}
+	results := a.results()
+	if sent, failed, first := failedAfter(results, time.Time{}); failed > 0 {
+		t.Errorf("%d of %d requests failed; want none:\n%s", failed, sent, strings.Join(first, "\n"))
+	}
+	// Each step's share, while Traefik routed by its weights.
+	seen := map[int32]int{}
+	for _, tally := range a.tallies() {
+		if !slices.Contains(weights, tally.weight) || tally.sent < 100 {
+			continue
+		}
+		seen[tally.weight] += tally.sent
+		want := float64(tally.weight) / 100
+		if got := tally.share("v2"); got < want-0.03 || got > want+0.03 {
+			t.Errorf("%s: the canary answered %.3f of %d requests; want %.2f ± 0.03", tally.name, got, tally.sent-tally.failed, want)
+		}
+	}
+	for _, w := range weights {
+		if seen[w] == 0 {
+			t.Errorf("no interval of at least 100 requests while Traefik routed %d%% to the canary", w)
+		}
+	}
+}
+
+// failingCanary is proof 2: a canary whose pods are ready and answer every request with a 500 is
+// aborted at its first step, its message naming the metric and its value; no request fails once
+// the route and Traefik no longer send any to it, and the stable pods are untouched.
+func (e *analysisEnv) failingCanary(t *testing.T) {
+	a := e.newApp(t, "analysis-500", analysisCanary([]int32{20, 50}, 10, 1, successRate(99, -1)), nil)
+	stable := stablePodState(a.ns, a.name)
+	gen := a.set(t, obj{"image": e.node.image("testapp:2"), "env": testappEnv("TESTAPP_FAIL", "1")},
+		"image set to testapp:2 with TESTAPP_FAIL=1 (ready, and every GET / answered 500): steps 20/50%; request-success-rate >= 99")
+	revision := a.canaryOf(t, gen)
+	st := a.waitPhase(t, revision, webappv1.CanaryAborted, 120*time.Second)
+	abortedAt := time.Now()
+	c := st.Canary
+	if c.Step != 0 {
+		t.Errorf("aborted at step %d; want step 1", c.Step+1)
+	}
+	if want := "request-success-rate 0, outside >= 99"; !strings.Contains(c.Message, want) {
+		t.Errorf("status.canary.message %q; want it to name the metric and its value: %q", c.Message, want)
+	}
+	if reason, msg := readyCondition(st); st.Phase != webappv1.PhaseDegraded || reason != webappv1.ReasonCanaryAborted || !strings.Contains(msg, "request-success-rate 0") {
+		t.Errorf("phase %s, Ready %s %q; want Degraded, %s, naming the metric", st.Phase, reason, msg, webappv1.ReasonCanaryAborted)
+	}
+	a.waitRetired(t)
+	time.Sleep(5 * time.Second) // requests on the stable pods alone
+	rows := a.rows()
+	a.finish(t, "A ready canary that answers 500, aborted at its first step", "v2")
+
+	// From when the route no longer names the canary and Traefik no longer routes to it.
+	var windDown time.Time
+	for _, r := range rows {
+		if r.at.After(abortedAt.Add(-10*time.Second)) && r.canary != nil && r.canary.Phase == webappv1.CanaryAborted && r.route == a.name && r.traefik == a.name {
+			windDown = r.at
+			break
+		}
+	}
+	if windDown.IsZero() {
+		t.Fatal("the route and Traefik were never seen without the canary after the abort")
+	}
+	results := a.results()
+	sent, failed, first := failedAfter(results, windDown)
+	a.tl.mark(t, "from the route and Traefik without the canary (%.1f s after the patch): %d requests sent, %d failed", windDown.Sub(a.start).Seconds(), sent, failed)
+	if failed > 0 || sent < 100 {
+		t.Errorf("%d of %d requests failed after the route and Traefik left the canary; want none of at least 100:\n%s", failed, sent, strings.Join(first, "\n"))
+	}
+	if now := stablePodState(a.ns, a.name); !mapsEqual(now, stable) {
+		t.Errorf("stable pods %v -> %v; want the same pods (UIDs), none restarted", stable, now)
+	}
+	hist := a.history(revision)
+	checkOwnWindows(t, hist)
+	if counted := checkCountedOnce(t, hist); len(counted) != 1 {
+		t.Errorf("failures counted at checks %v; want one", counted)
+	}
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// slowCanary is proof 3: a canary whose every answer takes 300 ms is aborted on latency.
+func (e *analysisEnv) slowCanary(t *testing.T) {
+	a := e.newApp(t, "analysis-slow", analysisCanary([]int32{20, 50}, 10, 1, successRate(99, -1), requestDuration(100)), nil)
+	stable := stablePodState(a.ns, a.name)
+	gen := a.set(t, obj{"image": e.node.image("testapp:2"), "env": testappEnv("TESTAPP_DELAY", "300ms")},
+		"image set to testapp:2 with TESTAPP_DELAY=300ms: steps 20/50%; request-success-rate >= 99, request-duration p99 <= 100 ms")
+	revision := a.canaryOf(t, gen)
+	st := a.waitPhase(t, revision, webappv1.CanaryAborted, 120*time.Second)
+	c := st.Canary
+	if c.Step != 0 || !strings.Contains(c.Message, "request-duration ") || !strings.Contains(c.Message, "outside <= 100") {
+		t.Errorf("aborted at step %d: %q; want step 1, on request-duration outside <= 100", c.Step+1, c.Message)
+	}
+	if x := c.Analysis; x == nil || x.Result != webappv1.CheckFailed || len(x.Metrics) != 2 || x.Metrics[1].Result != webappv1.CheckFailed || x.Metrics[0].Result != webappv1.CheckPassed {
+		t.Errorf("the check that aborted it: %s; want request-duration failed, request-success-rate passed", jsonString(c.Analysis))
+	}
+	a.waitRetired(t)
+	a.finish(t, "A canary that answers in 300 ms, aborted on latency", "v2")
+	if sent, failed, first := failedAfter(a.results(), time.Time{}); failed > 0 {
+		t.Errorf("%d of %d requests failed; want none (the canary is slow, not failing):\n%s", failed, sent, strings.Join(first, "\n"))
+	}
+	if now := stablePodState(a.ns, a.name); !mapsEqual(now, stable) {
+		t.Errorf("stable pods %v -> %v; want the same pods (UIDs), none restarted", stable, now)
+	}
+}
+
+// noTraffic is proof 4: the clients stop when the step's pause starts; past the pause, the step
+// holds, its checks inconclusive, and the status says there were fewer requests than
+// minRequests; the clients start again, and the canary goes on to its promotion.
+func (e *analysisEnv) noTraffic(t *testing.T) {
+	const pause = 15
+	a := e.newApp(t, "analysis-idle", analysisCanary([]int32{50}, pause, 1, successRate(99, -1)), nil)
+	gen := a.set(t, obj{"image": e.node.image("testapp:2")}, "image set to testapp:2: one step of 50% for 15 s; request-success-rate >= 99")
+	revision := a.canaryOf(t, gen)
+	st := waitStatus(t, a.ns, a.name, "the step's pause started", 90*time.Second, func(st webappv1.WebAppStatus) bool {
+		return st.Canary != nil && st.Canary.Revision == revision && st.Canary.PauseStartTime != nil
+	})
+	a.stopLoad()
+	stoppedAt := time.Now()
+	pauseEnd := st.Canary.PauseStartTime.Add(pause * time.Second)
+	a.tl.mark(t, "the pause started at %s; the clients stopped", st.Canary.PauseStartTime.UTC().Format(time.TimeOnly))
+
+	held := waitStatus(t, a.ns, a.name, "the step held past its pause, inconclusive for want of requests", 90*time.Second, func(st webappv1.WebAppStatus) bool {
+		c := st.Canary
+		return time.Now().After(pauseEnd.Add(2*analysisInterval*time.Second)) && c != nil && c.Analysis != nil &&
+			c.Analysis.Result == webappv1.CheckInconclusive && c.Analysis.CheckTime.Time.After(pauseEnd)
+	})
+	c := held.Canary
+	a.tl.mark(t, "held: %s", c.Message)
+	if c.Phase != webappv1.CanaryProgressing || c.Step != 0 || c.FailedChecks != 0 {
+		t.Errorf("status.canary %s; want step 1 held, Progressing, no failed check", jsonString(c))
+	}
+	for _, want := range []string{"fewer than minRequests", "the pause is over, and the step goes on after a check passes"} {
+		if !strings.Contains(c.Message, want) {
+			t.Errorf("status.canary.message %q; want it to say %q", c.Message, want)
+		}
+	}
+	a.startLoad()
+	restartedAt := time.Now()
+	a.tl.mark(t, "the clients started again")
+	a.waitPhase(t, revision, webappv1.CanaryPromoted, 120*time.Second)
+	a.waitRetired(t)
+	a.finish(t, "No traffic: the step holds, then goes on", "v2")
+
+	hist := a.history(revision)
+	checkSteps(t, hist, []int32{50}, pause*time.Second)
+	for _, s := range hist {
+		x := s.st.Canary.Analysis
+		if s.st.Canary.FailedChecks != 0 {
+			t.Errorf("failedChecks %d at %s; want none", s.st.Canary.FailedChecks, s.at.Format(time.TimeOnly))
+		}
+		if s.st.Canary.Phase == webappv1.CanaryPromoting && s.at.Before(restartedAt) {
+			t.Errorf("promoting at %s, before the clients started again at %s", s.at.Format(time.TimeOnly), restartedAt.Format(time.TimeOnly))
+		}
+		// Once the window holds no request of before the stop, until the clients start again.
+		if x != nil && x.CheckTime.Time.After(stoppedAt.Add((analysisWindow+2)*time.Second)) && x.CheckTime.Time.Before(restartedAt) && x.Result != webappv1.CheckInconclusive {
+			t.Errorf("the check at %s, with no traffic: %s; want inconclusive", x.CheckTime.UTC().Format(time.TimeOnly), jsonString(x))
+		}
+	}
+}
+
+// prometheusDown is proof 5: Prometheus stops when the step's pause starts; past the pause, the
+// step holds, its checks inconclusive, none failed, and the status says Prometheus cannot be
+// reached, naming no URL; Prometheus starts again on its port and data, and the canary goes on.
+func (e *analysisEnv) prometheusDown(t *testing.T) {
+	const pause = 10
+	a := e.newApp(t, "analysis-prom", analysisCanary([]int32{50}, pause, 1, successRate(99, -1)), nil)
+	gen := a.set(t, obj{"image": e.node.image("testapp:2")}, "image set to testapp:2: one step of 50% for 10 s; request-success-rate >= 99")
+	revision := a.canaryOf(t, gen)
+	st := waitStatus(t, a.ns, a.name, "the step's pause started", 90*time.Second, func(st webappv1.WebAppStatus) bool {
+		return st.Canary != nil && st.Canary.Revision == revision && st.Canary.PauseStartTime != nil
+	})
+	e.prom.stop()
+	stoppedAt := time.Now()
+	pauseEnd := st.Canary.PauseStartTime.Add(pause * time.Second)
+	a.tl.mark(t, "the pause started at %s; Prometheus stopped", st.Canary.PauseStartTime.UTC().Format(time.TimeOnly))
+	held := waitStatus(t, a.ns, a.name, "the step held past its pause, inconclusive for want of Prometheus", 90*time.Second, func(st webappv1.WebAppStatus) bool {
+		c := st.Canary
+		return time.Now().After(pauseEnd.Add(2*analysisInterval*time.Second)) && c != nil && c.Analysis != nil &&
+			c.Analysis.Result == webappv1.CheckInconclusive && c.Analysis.CheckTime.Time.After(pauseEnd)
+	})
+	c := held.Canary
+	a.tl.mark(t, "held: %s", c.Message)
+	if c.Phase != webappv1.CanaryProgressing || c.Step != 0 || c.FailedChecks != 0 {
+		t.Errorf("status.canary %s; want step 1 held, Progressing, no failed check", jsonString(c))
+	}
+	if !strings.Contains(c.Message, "Prometheus") || !strings.Contains(c.Analysis.Message, "Prometheus") {
+		t.Errorf("status.canary.message %q, the check's %q; want them to say what is wrong with Prometheus", c.Message, c.Analysis.Message)
+	}
+	for _, secret := range []string{e.prom.url(), "127.0.0.1", ":" + e.prom.port, "/api/v1"} {
+		if strings.Contains(jsonString(c), secret) {
+			t.Errorf("the status names %q: %s; want no URL", secret, jsonString(c))
+		}
+	}
+	e.prom.start(t)
+	restartedAt := time.Now()
+	a.tl.mark(t, "Prometheus started again, on the same port and data")
+	a.waitPhase(t, revision, webappv1.CanaryPromoted, 120*time.Second)
+	a.waitRetired(t)
+	a.finish(t, "Prometheus stopped mid-step: the step holds, then goes on", "v2")
+
+	hist := a.history(revision)
+	checkSteps(t, hist, []int32{50}, pause*time.Second)
+	for _, s := range hist {
+		x := s.st.Canary.Analysis
+		if s.st.Canary.FailedChecks != 0 || (x != nil && x.Result == webappv1.CheckFailed) {
+			t.Errorf("at %s: %s; want no failed check", s.at.Format(time.TimeOnly), jsonString(s.st.Canary))
+		}
+		if s.st.Canary.Phase == webappv1.CanaryPromoting && s.at.Before(restartedAt) {
+			t.Errorf("promoting at %s, before Prometheus started again at %s", s.at.Format(time.TimeOnly), restartedAt.Format(time.TimeOnly))
+		}
+		if x != nil && x.CheckTime.Time.After(stoppedAt.Add(time.Second)) && x.CheckTime.Time.Before(restartedAt.Add(-3*time.Second)) && x.Result != webappv1.CheckInconclusive {
+			t.Errorf("the check at %s, Prometheus stopped: %s; want inconclusive", x.CheckTime.UTC().Format(time.TimeOnly), jsonString(x))
+		}
+	}
+	if sent, failed, first := failedAfter(a.results(), time.Time{}); failed > 0 {
+		t.Errorf("%d of %d requests failed; want none:\n%s", failed, sent, strings.Join(first, "\n"))
+	}
+}
+
+// bothFailing is proof 6's first half: the stable version answers every request with a 500, and
+// so does the canary; with request-success-rate compared with the stable version, no check fails
+// and nothing is aborted.
+func (e *analysisEnv) bothFailing(t *testing.T) {
+	const pause = 10
+	fail := testappEnv("TESTAPP_FAIL", "1")
+	a := e.newApp(t, "analysis-both", analysisCanary([]int32{50}, pause, 1, successRate(99, 5)), obj{"env": fail})
+	gen := a.set(t, obj{"image": e.node.image("testapp:2")}, "image set to testapp:2, TESTAPP_FAIL=1 kept: both versions answer 500; one step of 50%; request-success-rate >= 99, or within 5 of the stable's")
+	revision := a.canaryOf(t, gen)
+	// It may be promoted or held; wait for the one or for four checks past the pause.
+	var last webappv1.WebAppStatus
+	waitFor(t, "the canary promoted, or four checks past its pause", 120*time.Second, func() (bool, error) {
+		last = webAppStatus(t, a.ns, a.name)
+		c := last.Canary
+		if c == nil || c.Revision != revision {
+			return false, nil
+		}
+		return c.Phase == webappv1.CanaryPromoted || c.Phase == webappv1.CanaryAborted ||
+			(c.PauseStartTime != nil && c.Analysis != nil && c.Analysis.CheckTime.Time.After(c.PauseStartTime.Add((pause+4*analysisInterval)*time.Second))), nil
+	})
+	a.tl.mark(t, "canary %s: %s", last.Canary.Phase, last.Canary.Message)
+	if last.Canary.Phase == webappv1.CanaryPromoted {
+		a.waitRetired(t)
+	}
+	a.finish(t, "Both versions failing, compared with the stable version", "v2")
+	hist := a.history(revision)
+	compared := false
+	for _, s := range hist {
+		c := s.st.Canary
+		if c.Phase == webappv1.CanaryAborted || c.FailedChecks != 0 || (c.Analysis != nil && c.Analysis.Result == webappv1.CheckFailed) {
+			t.Errorf("at %s: %s; want no failed check, no abort", s.at.Format(time.TimeOnly), jsonString(c))
+			break
+		}
+		if x := c.Analysis; x != nil && x.Result == webappv1.CheckPassed && len(x.Metrics) == 1 && x.Metrics[0].Value == "0" && x.Metrics[0].Stable == "0" {
+			compared = true
+		}
+	}
+	if !compared {
+		t.Errorf("no check passed with the canary's and the stable's request-success-rate both 0")
+	}
+}
+
+// onlyCanaryFailing is proof 6's second half: the stable version answers, the canary answers
+// every request with a 500; compared with the stable version, the check fails and the canary is
+// aborted.
+func (e *analysisEnv) onlyCanaryFailing(t *testing.T) {
+	a := e.newApp(t, "analysis-only", analysisCanary([]int32{50}, 10, 1, successRate(99, 5)), nil)
+	gen := a.set(t, obj{"image": e.node.image("testapp:2"), "env": testappEnv("TESTAPP_FAIL", "1")},
+		"image set to testapp:2 with TESTAPP_FAIL=1, the stable version answering: one step of 50%; request-success-rate >= 99, or within 5 of the stable's")
+	revision := a.canaryOf(t, gen)
+	st := a.waitPhase(t, revision, webappv1.CanaryAborted, 120*time.Second)
+	if want := "request-success-rate 0, outside >= 99, and worse than the stable version's 100 by more than 5"; !strings.Contains(st.Canary.Message, want) {
+		t.Errorf("status.canary.message %q; want %q", st.Canary.Message, want)
+	}
+	a.waitRetired(t)
+	a.finish(t, "Only the canary failing, compared with the stable version", "v2")
+}
+
+// restarts is proof 7: a failing canary with maxFailedChecks 3 has the hook SIGKILLed after its
+// first counted failure (back 6 s later) and Metacontroller restarted after its second; each
+// failure counted is a check of its own. Then a good canary of three steps has the hook SIGKILLed
+// in its first step's pause and Metacontroller restarted in its second's; no step is skipped,
+// each goes on after a passing check.
+func (e *analysisEnv) restarts(t *testing.T) {
+	weights := []int32{20, 50, 80}
+	const pause = 10
+	a := e.newApp(t, "analysis-restart", analysisCanary(weights, pause, 3, successRate(99, -1)), nil)
+
+	gen := a.set(t, obj{"image": e.node.image("testapp:2"), "env": testappEnv("TESTAPP_FAIL", "1")}, "image set to testapp:2 with TESTAPP_FAIL=1: maxFailedChecks 3")
+	bad := a.canaryOf(t, gen)
+	var killedAt time.Time
+	hookBack, mcRestarted := false, false
+	waitFor(t, "the failing canary aborted, the hook killed and Metacontroller restarted on the way", 180*time.Second, func() (bool, error) {
+		c := webAppStatus(t, a.ns, a.name).Canary
+		if c == nil || c.Revision != bad {
+			return false, nil
+		}
+		switch {
+		case c.FailedChecks >= 1 && killedAt.IsZero() && c.Phase == webappv1.CanaryProgressing:
+			e.hook.stop(syscall.SIGKILL)
+			killedAt = time.Now()
+			a.tl.mark(t, "the hook SIGKILLed after failed check %d (%s)", c.FailedChecks, c.LastFailedCheck)
+		case !killedAt.IsZero() && !hookBack && time.Since(killedAt) >= 6*time.Second:
+			e.hook.restart(t)
+			hookBack = true
+			a.tl.mark(t, "the hook started again")
+		case hookBack && !mcRestarted && c.FailedChecks >= 2 && c.Phase == webappv1.CanaryProgressing:
+			e.mc.restart(t, canaryWorkers)
+			mcRestarted = true
+			a.tl.mark(t, "Metacontroller restarted after failed check %d", c.FailedChecks)
+		}
+		return c.Phase == webappv1.CanaryAborted, nil
+	})
+	if !hookBack {
+		e.hook.restart(t)
+	}
+	a.tl.mark(t, "the failing canary aborted: %s", webAppStatus(t, a.ns, a.name).Canary.Message)
+	if killedAt.IsZero() || !mcRestarted {
+		t.Errorf("the hook killed %v, Metacontroller restarted %v; want both between failed checks", !killedAt.IsZero(), mcRestarted)
+	}
+	a.waitRetired(t)
+
+	gen = a.set(t, obj{"env": nil}, "TESTAPP_FAIL removed: a good canary of testapp:2, steps 20/50/80%, 10 s each")
+	good := a.canaryOf(t, gen)
+	killedAt, hookBack, mcRestarted = time.Time{}, false, false
+	var pause2 time.Time
+	waitFor(t, "the good canary promoted, the hook killed in step 1 and Metacontroller restarted in step 2", 240*time.Second, func() (bool, error) {
+		c := webAppStatus(t, a.ns, a.name).Canary
+		if c == nil || c.Revision != good {
+			return false, nil
+		}
+		paused := c.Phase == webappv1.CanaryProgressing && c.PauseStartTime != nil
+		switch {
+		case paused && c.Step == 0 && killedAt.IsZero():
+			e.hook.stop(syscall.SIGKILL)
+			killedAt = time.Now()
+			a.tl.mark(t, "the hook SIGKILLed in step 1's pause")
+		case !killedAt.IsZero() && !hookBack && time.Since(killedAt) >= 6*time.Second:
+			e.hook.restart(t)
+			hookBack = true
+			a.tl.mark(t, "the hook started again")
+		case paused && c.Step == 1 && pause2.IsZero():
+			pause2 = time.Now()
+		case !pause2.IsZero() && !mcRestarted && time.Since(pause2) >= 3*time.Second:
+			e.mc.restart(t, canaryWorkers)
+			mcRestarted = true
+			a.tl.mark(t, "Metacontroller restarted 3 s into step 2's pause")
+		}
+		return c.Phase == webappv1.CanaryPromoted, nil
+	})
+	if !hookBack {
+		e.hook.restart(t)
+	}
+	a.tl.mark(t, "the good canary promoted")
+	if !hookBack || !mcRestarted {
+		t.Errorf("the hook killed and back %v, Metacontroller restarted %v; want both mid-step", hookBack, mcRestarted)
+	}
+	a.waitRetired(t)
+	a.finish(t, "The hook SIGKILLed and Metacontroller restarted: a failing canary, then a good one", "v2")
+
+	checkOwnWindows(t, a.history(bad))
+	checkOwnWindows(t, a.history(good))
+	counted := checkCountedOnce(t, a.history(bad))
+	if len(counted) != 3 {
+		t.Errorf("failures counted at checks %v; want 3 of their own", counted)
+	}
+	t.Logf("the failing canary's failures were counted at the checks of %v", counted)
+	checkSteps(t, a.history(good), weights, pause*time.Second)
+	for _, s := range a.history(good) {
+		if s.st.Canary.FailedChecks != 0 {
+			t.Errorf("the good canary has %d failed checks at %s; want none", s.st.Canary.FailedChecks, s.at.Format(time.TimeOnly))
+			break
+		}
+	}
+}
