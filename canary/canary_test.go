@@ -46,6 +46,36 @@ func input(edit func(*canary.Input)) canary.Input {
 	return in
 }
 
+// analyzed is input with a plan that checks every 10 s, in a window of 10 s, that at least 99%
+// of the canary's requests succeed and its 99th percentile is at most 500 ms, with a route that
+// carries 10% and the canary's pod ready.
+func analyzed(edit func(*canary.Input)) canary.Input {
+	return input(func(in *canary.Input) {
+		webappv1.Default(&webappv1.WebAppSpec{Rollout: &webappv1.Rollout{Canary: in.Plan}})
+		in.Plan.Analysis = &webappv1.CanaryAnalysis{
+			IntervalSeconds: ptr(int32(10)),
+			Metrics: []webappv1.CanaryMetric{
+				{Name: webappv1.MetricRequestSuccessRate, ThresholdRange: webappv1.ThresholdRange{Min: ptr(99.0)}},
+				{Name: webappv1.MetricRequestDuration, ThresholdRange: webappv1.ThresholdRange{Max: ptr(500.0)}},
+			},
+		}
+		webappv1.Default(&webappv1.WebAppSpec{Rollout: &webappv1.Rollout{Canary: in.Plan}})
+		in.ServicesObserved, in.Canary, in.Route = true, ready(1), split(10, true)
+		if edit != nil {
+			edit(in)
+		}
+	})
+}
+
+// measured is a measurement at t0 + 1 minute of a canary that had requests in the window, with
+// its success rate and 99th percentile.
+func measured(requests, successRate, latency float64) *canary.Measurement {
+	return &canary.Measurement{At: t0.Add(time.Minute), Window: 10 * time.Second, Canary: canary.Values{
+		Requests: &requests,
+		Metrics:  map[string]float64{webappv1.MetricRequestSuccessRate: successRate, webappv1.MetricRequestDuration: latency},
+	}}
+}
+
 // running is the status of a canary of "new" at step, started at t0.
 func running(phase webappv1.CanaryPhase, step int32, edit func(*webappv1.CanaryStatus)) *webappv1.CanaryStatus {
 	st := &webappv1.CanaryStatus{Revision: "new", Phase: phase, Step: step, StepStartTime: at(0)}
@@ -82,8 +112,10 @@ type want struct {
 	failedChecks   int32
 	pauseStart     *metav1.Time
 	resync         time.Duration
-	message        string // a part of the status message
-	row            string // the Move row that fires, "" for none
+	message        string               // a part of the status message
+	row            string               // the Move row that fires, "" for none
+	analysis       webappv1.CheckResult // the result status.canary.analysis records, "" for none
+	checkTime      *metav1.Time         // when it was checked, with analysis
 }
 
 // transitionCase is a case of TestTransitions: an input, and what Next's output must show.
@@ -146,7 +178,7 @@ func transitionCases() []transitionCase {
 				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.PauseStartTime = at(50 * time.Second) })
 				in.ServicesObserved, in.Canary, in.Route = true, ready(1), split(10, true)
 			}),
-			want: want{row: "pause over: the next step", phase: webappv1.CanaryProgressing, step: 1, form: canary.Run, replicas: 2, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 2*time.Minute + 5*time.Second},
+			want: want{row: "pause over and the latest check passed: the next step", phase: webappv1.CanaryProgressing, step: 1, form: canary.Run, replicas: 2, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 2*time.Minute + 5*time.Second},
 		},
 		{
 			name: "the pause is over at the last step: the canary is promoted, and scales to the stable's 4 pods first",
@@ -155,7 +187,7 @@ func transitionCases() []transitionCase {
 				in.Last = running(webappv1.CanaryProgressing, 1, func(st *webappv1.CanaryStatus) { st.PauseStartTime = at(50 * time.Second) })
 				in.ServicesObserved, in.Canary, in.Route = true, ready(2), split(30, true)
 			}),
-			want: want{row: "pause over at the last step: promoting", phase: webappv1.CanaryPromoting, step: 1, form: canary.Run, replicas: 4, services: true, split: true, weights: [2]int32{70, 30}, selectsCanary: true, pauseStart: at(50 * time.Second), message: "the canary scales to 4 pods (2 available)"},
+			want: want{row: "pause over and the latest check passed, at the last step: promoting", phase: webappv1.CanaryPromoting, step: 1, form: canary.Run, replicas: 4, services: true, split: true, weights: [2]int32{70, 30}, selectsCanary: true, pauseStart: at(50 * time.Second), message: "the canary scales to 4 pods (2 available)"},
 		},
 		{
 			name: "the Deployment controller has not observed the canary's scale-up yet: the route keeps its weight",
@@ -213,9 +245,16 @@ func transitionCases() []transitionCase {
 			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.Run, replicas: 4, services: true, split: true, weights: [2]int32{0, 100}, selectsCanary: true},
 		},
 		{
-			name: "promoting, the route carries all to the canary: the stable Deployment takes the template",
+			name: "promoting, the route is first seen to carry all to the canary: the stable Deployment waits scaleDownDelaySeconds, as the Gateway may still send it traffic",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPromoting, 2, nil), true, ready(4), split(100, true)
+			}),
+			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.Run, replicas: 4, services: true, split: true, weights: [2]int32{0, 100}, selectsCanary: true, resync: 10 * time.Second, message: "Deployment shop takes its template at 2026-12-01T12:01:10Z, 10s after the route was seen to give it all"},
+		},
+		{
+			name: "promoting, the route has carried all to the canary for scaleDownDelaySeconds: the stable Deployment takes the template",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPromoting, 2, func(st *webappv1.CanaryStatus) { st.AllTrafficTime = at(50 * time.Second) }), true, ready(4), split(100, true)
 			}),
 			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.Run, replicas: 4, stableTemplate: true, services: true, split: true, weights: [2]int32{0, 100}, selectsCanary: true, message: "rolls to revision new"},
 		},
@@ -228,9 +267,26 @@ func transitionCases() []transitionCase {
 			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.Run, replicas: 4, stableTemplate: true, services: true},
 		},
 		{
-			name: "promoting, the route is back: the canary scales to zero",
+			name: "promoting, the route is first seen back: the canary keeps its pods for scaleDownDelaySeconds, as the Gateway may still send them traffic",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPromoting, 2, nil), true, ready(4), &canary.Route{Accepted: true}
+				in.Stable.Revision = "new"
+			}),
+			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.Run, replicas: 4, stableTemplate: true, resync: 10 * time.Second, message: "the canary keeps its pods until 2026-12-01T12:01:10Z"},
+		},
+		{
+			name: "with scaleDownDelaySeconds 0, the canary scales to zero as soon as the route is seen back",
+			in: input(func(in *canary.Input) {
+				in.Plan.ScaleDownDelaySeconds = ptr(int32(0))
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPromoting, 2, nil), true, ready(4), &canary.Route{Accepted: true}
+				in.Stable.Revision = "new"
+			}),
+			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.Zero, stableTemplate: true, message: "the canary scales to zero"},
+		},
+		{
+			name: "promoting, the route has been back for scaleDownDelaySeconds: the canary scales to zero",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPromoting, 2, func(st *webappv1.CanaryStatus) { st.NoTrafficTime = at(50 * time.Second) }), true, ready(4), &canary.Route{Accepted: true}
 				in.Stable.Revision = "new"
 			}),
 			want: want{phase: webappv1.CanaryPromoting, step: 2, form: canary.Zero, stableTemplate: true, message: "the canary scales to zero"},
@@ -260,9 +316,16 @@ func transitionCases() []transitionCase {
 			want: want{row: "abort asked", phase: webappv1.CanaryAborted, step: 1, form: canary.Keep, replicas: 2, services: true, split: true, weights: [2]int32{100, 0}, message: "aborted by the webapp.example.com/abort annotation"},
 		},
 		{
-			name: "aborted, the route's canary weight is 0: the route goes back to <name>, the canary to zero",
+			name: "aborted, the route's canary weight is first seen at 0: the canary keeps its pods for scaleDownDelaySeconds",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryAborted, 1, nil), true, ready(2), split(0, true)
+			}),
+			want: want{phase: webappv1.CanaryAborted, step: 1, form: canary.Keep, replicas: 2, services: true, split: true, weights: [2]int32{100, 0}, resync: 10 * time.Second},
+		},
+		{
+			name: "aborted, the route's canary weight has been 0 for scaleDownDelaySeconds: the route goes back to <name>, the canary to zero",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryAborted, 1, func(st *webappv1.CanaryStatus) { st.NoTrafficTime = at(0) }), true, ready(2), split(0, true)
 			}),
 			want: want{phase: webappv1.CanaryAborted, step: 1, form: canary.Zero, services: true},
 		},
@@ -301,7 +364,7 @@ func transitionCases() []transitionCase {
 				in.ServicesObserved, in.Route = true, split(0, true)
 				in.Canary = &canary.Deployment{Replicas: 1, Revision: "new", Failure: "Deployment shop-canary cannot create pods"}
 			}),
-			want: want{row: "checks failed maxFailedChecks times", phase: webappv1.CanaryAborted, form: canary.Zero, services: true, failedChecks: 2, message: "aborted after 2 failed checks: Deployment shop-canary cannot create pods"},
+			want: want{row: "checks failed maxFailedChecks times", phase: webappv1.CanaryAborted, form: canary.Keep, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, failedChecks: 2, resync: 10 * time.Second, message: "aborted after 2 failed checks: Deployment shop-canary cannot create pods"},
 		},
 		{
 			name: "a status older than the abort, the canary already at zero: its Deployment says it was aborted",
@@ -310,7 +373,7 @@ func transitionCases() []transitionCase {
 					st.FailedChecks, st.LastFailedCheckTime, st.LastFailedCheck = 1, at(50*time.Second), "Deployment shop-canary cannot create pods"
 				})
 				in.ServicesObserved, in.Route = true, split(0, true)
-				in.Canary = &canary.Deployment{Revision: "new", Aborted: "new"}
+				in.Canary = &canary.Deployment{Revision: "new", Aborted: "new", ScaledDown: true}
 			}),
 			want: want{row: "aborted before: the canary Deployment says so, whatever an older status says", phase: webappv1.CanaryAborted, form: canary.Zero, services: true, failedChecks: 2, message: "was aborted after 2 failed checks: Deployment shop-canary cannot create pods"},
 		},
@@ -402,7 +465,7 @@ func transitionCases() []transitionCase {
 		{
 			name: "once the canary has all the traffic, neither checks nor abort apply: the stable rolls",
 			in: input(func(in *canary.Input) {
-				in.Last, in.ServicesObserved = running(webappv1.CanaryPromoting, 2, nil), true
+				in.Last, in.ServicesObserved = running(webappv1.CanaryPromoting, 2, func(st *webappv1.CanaryStatus) { st.AllTrafficTime = at(0) }), true
 				in.Canary = &canary.Deployment{Replicas: 4, Revision: "new", Total: 4, Updated: 4, Available: 3, Failure: "Deployment shop-canary exceeded its progress deadline"}
 				in.Route = split(100, true) // the stable takes the template: too late to abort
 				in.Abort = "new"
@@ -439,6 +502,130 @@ func transitionCases() []transitionCase {
 				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryProgressing, 2, nil), true, ready(1), split(10, true)
 			}),
 			want: want{row: "weight in place at a timed step: its pause starts", phase: webappv1.CanaryProgressing, step: 2, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, pauseStart: at(time.Minute), resync: 5 * time.Second},
+		},
+		{
+			name: "analysis: a passing check at a step whose pause is over: the next step",
+			in: analyzed(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.PauseStartTime = at(50 * time.Second) })
+				in.Measurement = measured(1000, 99.8, 120)
+			}),
+			want: want{row: "pause over and the latest check passed: the next step", phase: webappv1.CanaryProgressing, step: 1, form: canary.Run, replicas: 2, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 10 * time.Second, analysis: webappv1.CheckPassed, checkTime: at(time.Minute), message: "passed: request-success-rate 99.8 (>= 99), request-duration 120 (<= 500)"},
+		},
+		{
+			name: "analysis: the pause is over but the check has too few requests: the step holds, inconclusive, and says so",
+			in: analyzed(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.PauseStartTime = at(50 * time.Second) })
+				in.Measurement = measured(3, 100, 20)
+				in.Now = t0.Add(65 * time.Second)
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, pauseStart: at(50 * time.Second), resync: 5 * time.Second, analysis: webappv1.CheckInconclusive, checkTime: at(time.Minute), message: "the pause is over, and the step goes on after a check passes. Checks inconclusive since 12:01:00: the canary had 3 requests in 10s, fewer than minRequests (10)"},
+		},
+		{
+			name: "analysis: a check that fails counts, and at maxFailedChecks aborts, naming the metric and its value",
+			in: analyzed(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.FailedChecks, st.LastFailedCheckTime = 1, at(30*time.Second) })
+				in.Measurement = measured(400, 62.5, 20)
+			}),
+			want: want{row: "checks failed maxFailedChecks times", phase: webappv1.CanaryAborted, failedChecks: 2, form: canary.Keep, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, analysis: webappv1.CheckFailed, checkTime: at(time.Minute), message: "after 2 failed checks: analysis: request-success-rate 62.5, outside >= 99"},
+		},
+		{
+			name: "analysis: a slow canary fails on latency",
+			in: analyzed(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, nil)
+				in.Measurement = measured(400, 100, 812.4)
+			}),
+			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(time.Minute), phase: webappv1.CanaryProgressing, failedChecks: 1, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 5 * time.Second, analysis: webappv1.CheckFailed, checkTime: at(time.Minute), message: "1 of 2 failed checks: analysis: request-duration 812.4, outside <= 500"},
+		},
+		{
+			name: "analysis: a check the status records already is neither run nor counted again, whatever was measured",
+			in: analyzed(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) {
+					st.FailedChecks, st.LastFailedCheckTime = 1, at(time.Minute)
+					st.Analysis = &webappv1.AnalysisStatus{CheckTime: *at(time.Minute), WindowSeconds: 10, Result: webappv1.CheckFailed, Message: "request-success-rate 62.5, outside >= 99"}
+				})
+				in.Measurement = measured(400, 10, 20)
+				in.Now = t0.Add(69 * time.Second)
+			}),
+			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(69 * time.Second), phase: webappv1.CanaryProgressing, failedChecks: 1, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: time.Second, analysis: webappv1.CheckFailed, checkTime: at(time.Minute)},
+		},
+		{
+			name: "analysis: Prometheus does not answer: inconclusive, no check fails, and the status says why",
+			in: analyzed(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, nil)
+				in.Measurement = &canary.Measurement{At: t0.Add(time.Minute), Window: 10 * time.Second, Error: "Prometheus did not answer within 2s"}
+			}),
+			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(time.Minute), phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 5 * time.Second, analysis: webappv1.CheckInconclusive, checkTime: at(time.Minute), message: "Checks inconclusive since 12:01:00: nothing was measured: Prometheus did not answer within 2s"},
+		},
+		{
+			name: "analysis: an inconclusive check that finds what the recorded one found leaves the record as it is: no status write per check",
+			in: analyzed(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) {
+					st.PauseStartTime = at(40 * time.Second)
+					st.Analysis = &webappv1.AnalysisStatus{CheckTime: *at(40 * time.Second), WindowSeconds: 10, Result: webappv1.CheckInconclusive, InconclusiveSince: at(40 * time.Second),
+						Message: "nothing was measured: Prometheus did not answer within 2s",
+						Metrics: []webappv1.MetricStatus{{Name: webappv1.MetricRequestSuccessRate, Threshold: ">= 99", Result: webappv1.CheckInconclusive}, {Name: webappv1.MetricRequestDuration, Threshold: "<= 500", Result: webappv1.CheckInconclusive}}}
+				})
+				in.Measurement = &canary.Measurement{At: t0.Add(time.Minute), Window: 10 * time.Second, Error: "Prometheus did not answer within 2s"}
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, pauseStart: at(40 * time.Second), resync: 10 * time.Second, analysis: webappv1.CheckInconclusive, checkTime: at(40 * time.Second), message: "Checks inconclusive since 12:00:40: nothing was measured: Prometheus did not answer within 2s"},
+		},
+		{
+			name: "analysis: a hook without Prometheus measures nothing: inconclusive",
+			in:   analyzed(func(in *canary.Input) { in.Last = running(webappv1.CanaryProgressing, 0, nil) }),
+			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(time.Minute), phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 5 * time.Second, analysis: webappv1.CheckInconclusive, checkTime: at(time.Minute), message: "the hook has no Prometheus to ask"},
+		},
+		{
+			name: "analysis compared with the stable version: both fail alike, an incident: the check passes",
+			in: analyzed(func(in *canary.Input) {
+				in.Plan.Analysis.Metrics[0].Stable = &webappv1.StableComparison{MaxDifference: 2}
+				in.Last = running(webappv1.CanaryProgressing, 0, nil)
+				in.Measurement = measured(400, 80, 20)
+				in.Measurement.Stable = canary.Values{Requests: ptr(3600.0), Metrics: map[string]float64{webappv1.MetricRequestSuccessRate: 81}}
+			}),
+			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(time.Minute), phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 5 * time.Second, analysis: webappv1.CheckPassed, checkTime: at(time.Minute)},
+		},
+		{
+			name: "analysis compared with the stable version: only the canary fails: the check fails",
+			in: analyzed(func(in *canary.Input) {
+				in.Plan.Analysis.Metrics[0].Stable = &webappv1.StableComparison{MaxDifference: 2}
+				in.Last = running(webappv1.CanaryProgressing, 0, nil)
+				in.Measurement = measured(400, 80, 20)
+				in.Measurement.Stable = canary.Values{Requests: ptr(3600.0), Metrics: map[string]float64{webappv1.MetricRequestSuccessRate: 100}}
+			}),
+			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(time.Minute), phase: webappv1.CanaryProgressing, failedChecks: 1, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 5 * time.Second, analysis: webappv1.CheckFailed, checkTime: at(time.Minute), message: "worse than the stable version's 100 by more than 2"},
+		},
+		{
+			name: "analysis inconclusive past afterSeconds with action Abort: aborted, and the message says why",
+			in: analyzed(func(in *canary.Input) {
+				in.Plan.Analysis.OnInconclusive = &webappv1.InconclusivePolicy{AfterSeconds: ptr(int32(60)), Action: webappv1.InconclusiveAbort}
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) {
+					st.Analysis = &webappv1.AnalysisStatus{CheckTime: *at(50 * time.Second), WindowSeconds: 10, Result: webappv1.CheckInconclusive, InconclusiveSince: at(0)}
+				})
+				in.Measurement = measured(0, 0, 0)
+			}),
+			want: want{row: "checks inconclusive past onInconclusive.afterSeconds, with action Abort", phase: webappv1.CanaryAborted, form: canary.Keep, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, analysis: webappv1.CheckInconclusive, checkTime: at(time.Minute), message: "its checks stayed inconclusive for 1m0s"},
+		},
+		{
+			name: "analysis inconclusive past afterSeconds with action Promote: promoting",
+			in: analyzed(func(in *canary.Input) {
+				in.Plan.Analysis.OnInconclusive = &webappv1.InconclusivePolicy{AfterSeconds: ptr(int32(60)), Action: webappv1.InconclusivePromote}
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) {
+					st.Analysis = &webappv1.AnalysisStatus{CheckTime: *at(50 * time.Second), WindowSeconds: 10, Result: webappv1.CheckInconclusive, InconclusiveSince: at(0)}
+				})
+				in.Measurement = measured(0, 0, 0)
+			}),
+			want: want{row: "checks inconclusive past onInconclusive.afterSeconds, with action Promote", phase: webappv1.CanaryPromoting, form: canary.Run, replicas: 4, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, analysis: webappv1.CheckInconclusive, checkTime: at(time.Minute)},
+		},
+		{
+			name: "analysis inconclusive past afterSeconds with action Hold: the step holds, and says so",
+			in: analyzed(func(in *canary.Input) {
+				in.Plan.Analysis.OnInconclusive = &webappv1.InconclusivePolicy{AfterSeconds: ptr(int32(60)), Action: webappv1.InconclusiveHold}
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) {
+					st.Analysis = &webappv1.AnalysisStatus{CheckTime: *at(50 * time.Second), WindowSeconds: 10, Result: webappv1.CheckInconclusive, InconclusiveSince: at(0)}
+				})
+				in.Measurement = measured(0, 0, 0)
+			}),
+			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(time.Minute), phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 5 * time.Second, analysis: webappv1.CheckInconclusive, checkTime: at(time.Minute), message: "inconclusive since 2026-12-01T12:00:00Z, the step holds until a check passes or fails"},
 		},
 		{
 			name: "the canary removed from the spec mid-canary: its weight goes to 0 first, and the status goes",
@@ -480,6 +667,14 @@ func TestTransitions(t *testing.T) {
 				}
 				if st.Replicas != w.replicas {
 					t.Errorf("status replicas = %d; want %d", st.Replicas, w.replicas)
+				}
+				switch r := st.Analysis; {
+				case w.analysis == "" && r != nil:
+					t.Errorf("analysis = %+v; want none", *r)
+				case w.analysis != "" && r == nil:
+					t.Errorf("no analysis; want %s", w.analysis)
+				case r != nil && (r.Result != w.analysis || !r.CheckTime.Equal(w.checkTime)):
+					t.Errorf("analysis = %s at %s; want %s at %s", r.Result, r.CheckTime, w.analysis, w.checkTime)
 				}
 			}
 			if got.Form != w.form || (w.form == canary.Run && got.Replicas != w.replicas) {

@@ -26,6 +26,7 @@ var Checks = []Check{
 	{Name: "deployment", Reads: "Input.Canary.Failure: ReplicaFailure or ProgressDeadlineExceeded of the canary Deployment's current generation, while it runs the revision", Fails: deploymentFails},
 	{Name: "pods-start", Reads: "Input.Pods.Trouble, with pod diagnosis: why the canary's pods cannot start", Fails: podsCannotStart},
 	{Name: "restarts", Reads: "Input.Pods.Restarts, with pod diagnosis, against status.canary.restarts", Fails: podsRestarted, Rebase: rebaseRestarts},
+	{Name: "analysis", Reads: "status.canary.analysis, when this call recorded a check that failed (Input.Measurement, judged against spec.rollout.canary.analysis)", Fails: analysisFails},
 	{Name: "availability", Reads: "Input.Canary's available pods, against the step's pauseSeconds plus the availability grace from status.canary.stepStartTime or scaleTime", Fails: podsUnavailable},
 }
 

@@ -55,6 +55,10 @@ type Input struct {
 	// Promote and Abort are the values of the WebApp's webappv1.AnnotationPromote and
 	// AnnotationAbort annotations, "" when absent. Each acts only when it names Revision.
 	Promote, Abort string
+	// Measurement is what the edge measured for a check of the plan's analysis that Due said
+	// was due at Now; nil when it measured nothing (none was due, or the hook has no
+	// Prometheus). A check that is due and has none is inconclusive.
+	Measurement *Measurement
 	// Now is the time of the call.
 	Now time.Time
 }

@@ -32,11 +32,18 @@ func (s *state) message(o *Output) string {
 	case AtStep:
 		msg = s.stepMessage()
 	case ScalingUp:
+		if s.delayedTakeOver() {
+			msg = fmt.Sprintf("Promoting: the canary has all the traffic; Deployment %s takes its template at %s, %s after the route was seen to give it all, as a Gateway may route by the old weights for a while.", s.in.Name, s.next.AllTrafficTime.Add(s.scaleDownDelay()).UTC().Format(time.RFC3339), s.scaleDownDelay())
+			break
+		}
 		msg = fmt.Sprintf("Promoting: the canary scales to %d pods (%d available) and then takes all the traffic.", s.in.StableReplicas, s.available())
 	case TakingOver:
 		msg = fmt.Sprintf("Promoting: the canary has all the traffic while Deployment %s rolls to revision %s.", s.in.Name, s.in.Revision)
 	case HandingBack:
 		msg = "Promoting: Deployment " + s.in.Name + " runs the canary's template; the traffic goes back to it."
+		if s.delayedScaleDown() {
+			msg = fmt.Sprintf("Promoting: Deployment %s runs the canary's template and has all the traffic; the canary keeps its pods until %s, %s after the route was seen to give it none, as a Gateway may route by the old weights for a while.", s.in.Name, s.next.NoTrafficTime.Add(s.scaleDownDelay()).UTC().Format(time.RFC3339), s.scaleDownDelay())
+		}
 	case Draining:
 		msg = "Promoting: Deployment " + s.in.Name + " runs the canary's template and has all the traffic; the canary scales to zero."
 	default:
@@ -47,6 +54,9 @@ func (s *state) message(o *Output) string {
 	}
 	if n := s.next.FailedChecks; n > 0 && o.Serving && s.phase() != webappv1.CanaryPromoting {
 		msg += fmt.Sprintf(" %d of %d failed checks: %s.", n, *s.in.Plan.MaxFailedChecks, strings.TrimSuffix(s.next.LastFailedCheck, "."))
+	}
+	if r := s.next.Analysis; r != nil && o.Stage == AtStep {
+		msg += " " + s.analysisMessage(r)
 	}
 	return msg
 }
@@ -60,7 +70,11 @@ func (s *state) stepMessage() string {
 		return fmt.Sprintf("%s: %d%% of the traffic on the canary, paused until it is promoted (annotate the WebApp with %s=%s).", step, w, webappv1.AnnotationPromote, s.next.Revision)
 	case s.next.PauseStartTime != nil:
 		d, _ := s.pause()
-		return fmt.Sprintf("%s: %d%% of the traffic on the canary, held for %s from %s.", step, w, d, s.next.PauseStartTime.UTC().Format(time.RFC3339))
+		msg := fmt.Sprintf("%s: %d%% of the traffic on the canary, held for %s from %s", step, w, d, s.next.PauseStartTime.UTC().Format(time.RFC3339))
+		if !s.in.Now.Before(s.next.PauseStartTime.Add(d)) && !s.analysisPassed() {
+			msg += "; the pause is over, and the step goes on after a check passes"
+		}
+		return msg + "."
 	case s.available() < want || s.in.Canary == nil || s.in.Canary.Replicas < want:
 		return fmt.Sprintf("%s: waiting for %d canary %s to be available (%d %s) before %d%% of the traffic goes to it.", step, want, english.Plural(want, "pod", "pods"), s.available(), english.Plural(s.available(), "is", "are"), w)
 	case s.in.Routed:
@@ -80,10 +94,29 @@ func (s *state) endMessage() string {
 		if last := s.in.Last; last != nil && last.Phase == webappv1.CanaryAborted && last.Revision == s.next.Revision && last.Message != "" {
 			return last.Message // said when it was aborted
 		}
+		if r := s.next.Analysis; inconclusiveAbort(s) && r != nil {
+			after, _ := s.in.Plan.Analysis.Inconclusive()
+			return fmt.Sprintf("Revision %s was aborted: its checks stayed inconclusive for %s (%s). The stable Deployment was not touched; a new pod template starts a new canary.", s.next.Revision, after, strings.TrimSuffix(r.Message, "."))
+		}
 		if !abortAsked(s) && s.next.LastFailedCheck != "" {
 			return fmt.Sprintf("Revision %s was aborted after %s: %s. The stable Deployment was not touched; a new pod template starts a new canary.", s.next.Revision, english.Count(s.next.FailedChecks, "failed check"), strings.TrimSuffix(s.next.LastFailedCheck, "."))
 		}
 		return fmt.Sprintf("Revision %s was aborted by the %s annotation. The stable Deployment was not touched; a new pod template starts a new canary.", s.next.Revision, webappv1.AnnotationAbort)
 	}
 	return ""
+}
+
+// analysisMessage says what the latest check of the analysis found, and, when the checks have
+// stayed inconclusive past their bound with action Hold, that the step holds.
+func (s *state) analysisMessage(r *webappv1.AnalysisStatus) string {
+	msg := fmt.Sprintf("Check at %s: %s", r.CheckTime.UTC().Format(time.TimeOnly), strings.TrimSuffix(r.Message, "."))
+	if r.Result == webappv1.CheckInconclusive {
+		msg = fmt.Sprintf("Checks inconclusive since %s: %s", r.CheckTime.UTC().Format(time.TimeOnly), strings.TrimSuffix(r.Message, "."))
+		if after, act := s.in.Plan.Analysis.Inconclusive(); act == webappv1.InconclusiveHold && r.InconclusiveSince != nil && !s.in.Now.Before(r.InconclusiveSince.Add(after)) {
+			msg += fmt.Sprintf("; inconclusive since %s, the step holds until a check passes or fails, or a person promotes or aborts it", r.InconclusiveSince.UTC().Format(time.RFC3339))
+		}
+	} else if r.Result == webappv1.CheckFailed {
+		msg = fmt.Sprintf("Check at %s failed: %s", r.CheckTime.UTC().Format(time.TimeOnly), strings.TrimSuffix(r.Message, "."))
+	}
+	return msg + "."
 }

@@ -18,6 +18,9 @@ type state struct {
 	// (start clears it). The timer reads it, so that a failure that is not counted yet asks for
 	// a call when it would count. It is never carried to the next call.
 	verdict string
+	// measured is true when this call recorded a check of the analysis (status.canary.analysis),
+	// which the check "analysis" then reads; a record from an earlier call is never counted again.
+	measured bool
 }
 
 // Next reads Transitions for in, and returns the next canary status and what the children
@@ -208,7 +211,58 @@ func (s *state) inPlace(w int32) bool {
 // taken) the template: once the canary has all the traffic. From then on the stable rolls, and
 // the canary can no longer be aborted, only followed by a new template.
 func (s *state) stableTakesTemplate() bool {
-	return s.in.Stable != nil && s.in.Stable.Revision == s.in.Revision || s.inPlace(100)
+	return s.in.Stable != nil && s.in.Stable.Revision == s.in.Revision || s.inPlace(100) && !s.delayedTakeOver()
+}
+
+// allTraffic reports whether the observed route gives the canary all the traffic, accepted.
+func (s *state) allTraffic() bool { return s.in.Routed && s.inPlace(100) }
+
+// noTraffic reports whether the observed route gives the canary none of the traffic, accepted:
+// it splits 100/0, or sends it all to the Service <name> again.
+func (s *state) noTraffic() bool {
+	r := s.in.Route
+	return s.in.Routed && r != nil && r.Accepted && (!r.Split || r.CanaryWeight == 0)
+}
+
+// scaleDownDelay is the plan's scaleDownDelaySeconds, or its default without a plan.
+func (s *state) scaleDownDelay() time.Duration {
+	if p := s.in.Plan; p != nil && p.ScaleDownDelaySeconds != nil {
+		return time.Duration(*p.ScaleDownDelaySeconds) * time.Second
+	}
+	return webappv1.DefaultScaleDownDelaySeconds * time.Second
+}
+
+// delayedTakeOver reports whether the stable Deployment waits for the scale-down delay before it
+// takes the template: promoting, the route gives the canary all the traffic, but not for long
+// enough yet.
+func (s *state) delayedTakeOver() bool {
+	return s.phase() == webappv1.CanaryPromoting && s.inPlace(100) && (s.in.Stable == nil || s.in.Stable.Revision != s.in.Revision) &&
+		!s.settled(s.next.AllTrafficTime)
+}
+
+// delayedScaleDown reports whether the canary keeps its pods for the scale-down delay: the route
+// gives it none of the traffic, but not for long enough yet; promoting, once the route is back
+// on the Service <name>, and otherwise while it splits 100/0.
+func (s *state) delayedScaleDown() bool {
+	c := s.in.Canary
+	if c == nil || c.ScaledDown || s.settled(s.next.NoTrafficTime) {
+		return false
+	}
+	if s.phase() == webappv1.CanaryPromoting {
+		return !s.routeSplit()
+	}
+	return slices.Contains(retiring, s.phase()) && s.routeSplit() && s.in.Route.CanaryWeight == 0
+}
+
+// settled reports whether the scale-down delay has passed since at, when the route was seen to
+// take traffic away from pods: only then may they go. Without a route there is no Gateway to
+// wait for, and without a status (the spec no longer asks for a canary) no time to count from:
+// both are settled at once.
+func (s *state) settled(at *metav1.Time) bool {
+	if !s.in.Routed || s.phase() == None {
+		return true
+	}
+	return at != nil && !s.in.Now.Before(at.Add(s.scaleDownDelay()))
 }
 
 // pause is the step's pauseSeconds as a duration, and whether the step is timed.
@@ -220,10 +274,11 @@ func (s *state) pause() (time.Duration, bool) {
 	return time.Duration(*st.PauseSeconds) * time.Second, true
 }
 
-// pauseOver reports whether the step's pause has run out.
+// pauseOver reports whether the step's pause has run out, and, with an analysis, its latest
+// check passed.
 func (s *state) pauseOver() bool {
 	d, ok := s.pause()
-	return ok && s.next.PauseStartTime != nil && !s.in.Now.Before(s.next.PauseStartTime.Add(d))
+	return ok && s.next.PauseStartTime != nil && !s.in.Now.Before(s.next.PauseStartTime.Add(d)) && s.analysisPassed()
 }
 
 // availableBy is when the canary's pods must all be available: the step's pauseSeconds plus
@@ -241,13 +296,20 @@ func (s *state) availableBy() (time.Time, bool) {
 	return from.Add(d + webappv1.CanaryAvailabilityGrace), true
 }
 
-// timer is how long until the next timer runs out: the step's pause, the availability deadline,
-// or the check interval before a failing check counts again; 0 when none runs.
+// timer is how long until the next timer runs out: the scale-down delay of pods the route took
+// traffic away from, the step's pause, the availability deadline, the check interval before a
+// failing check counts again, or the next check of the analysis; 0 when none runs.
 func (s *state) timer() time.Duration {
-	if !slices.Contains(atAStep, s.phase()) {
-		return 0
-	}
 	var at []time.Time
+	if s.delayedTakeOver() {
+		at = append(at, s.next.AllTrafficTime.Add(s.scaleDownDelay()))
+	}
+	if s.delayedScaleDown() {
+		at = append(at, s.next.NoTrafficTime.Add(s.scaleDownDelay()))
+	}
+	if !slices.Contains(atAStep, s.phase()) {
+		return soonest(at, s.in.Now)
+	}
 	d, ok := s.pause()
 	if ok && s.next.PauseStartTime != nil {
 		at = append(at, s.next.PauseStartTime.Add(d))
@@ -258,19 +320,28 @@ func (s *state) timer() time.Duration {
 	if t := s.next.LastFailedCheckTime; t != nil && s.verdict != "" {
 		at = append(at, t.Add(webappv1.CanaryCheckInterval))
 	}
-	var soonest time.Duration
+	if t, ok := s.nextCheck(); ok {
+		at = append(at, t)
+	}
+	return soonest(at, s.in.Now)
+}
+
+// soonest is how long from now until the first of the times at that is still to come; 0 for
+// none.
+func soonest(at []time.Time, now time.Time) time.Duration {
+	var first time.Duration
 	for _, t := range at {
-		if left := t.Sub(s.in.Now); left > 0 && (soonest == 0 || left < soonest) {
-			soonest = left
+		if left := t.Sub(now); left > 0 && (first == 0 || left < first) {
+			first = left
 		}
 	}
-	return soonest
+	return first
 }
 
 // clone copies a status, so that what Next changes is never the input's.
 func clone(st *webappv1.CanaryStatus) webappv1.CanaryStatus {
 	c := *st
-	for _, t := range []**metav1.Time{&c.StepStartTime, &c.ScaleTime, &c.PauseStartTime, &c.LastFailedCheckTime} {
+	for _, t := range []**metav1.Time{&c.StepStartTime, &c.ScaleTime, &c.PauseStartTime, &c.LastFailedCheckTime, &c.AllTrafficTime, &c.NoTrafficTime} {
 		if *t != nil {
 			v := **t
 			*t = &v
@@ -280,5 +351,6 @@ func clone(st *webappv1.CanaryStatus) webappv1.CanaryStatus {
 		w := *c.Weight
 		c.Weight = &w
 	}
+	c.Analysis = cloneAnalysis(c.Analysis)
 	return c
 }

@@ -17,16 +17,18 @@ const (
 	// ScalingUp: promoting, the canary scales to the stable's full count, then takes all the
 	// traffic.
 	ScalingUp Stage = "ScalingUp"
-	// TakingOver: promoting, the canary has all the traffic, and the stable Deployment takes the
-	// template and rolls.
+	// TakingOver: promoting, the canary has had all the traffic for the scale-down delay, and
+	// the stable Deployment takes the template and rolls.
 	TakingOver Stage = "TakingOver"
-	// HandingBack: promoting, the stable Deployment has rolled; the traffic goes back to it.
+	// HandingBack: promoting, the stable Deployment has rolled; the traffic goes back to it, and
+	// the canary keeps its pods for the scale-down delay once the route is seen to.
 	HandingBack Stage = "HandingBack"
 	// Draining: promoting, the traffic is back on the stable Deployment; the canary scales to
 	// zero.
 	Draining Stage = "Draining"
 	// WindingDown: no canary runs (none yet, or it ended), and the route still gives the canary
-	// some weight: that goes to 0 first, the canary kept as it is.
+	// some weight: that goes to 0 first, the canary kept as it is until the scale-down delay has
+	// passed since the route was seen at 0.
 	WindingDown Stage = "WindingDown"
 	// ScalingDown: no canary runs, and the route gives the canary nothing: the route goes back
 	// to the Service <name>, and the canary scales to zero while its pods go.
@@ -57,9 +59,9 @@ var Stages = []StageRow{
 	{Stage: AtStep, In: atAStep, Children: atStep},
 	{Stage: ScalingUp, In: []webappv1.CanaryPhase{webappv1.CanaryPromoting}, When: not(stableTakesTemplate), Children: scalingUp},
 	{Stage: TakingOver, In: []webappv1.CanaryPhase{webappv1.CanaryPromoting}, When: not(stableRolled), Children: takingOver},
-	{Stage: HandingBack, In: []webappv1.CanaryPhase{webappv1.CanaryPromoting}, When: routeSplit, Children: handingBack},
+	{Stage: HandingBack, In: []webappv1.CanaryPhase{webappv1.CanaryPromoting}, When: handingBackNow, Children: handingBack},
 	{Stage: Draining, In: []webappv1.CanaryPhase{webappv1.CanaryPromoting}, Children: draining},
-	{Stage: WindingDown, In: retiring, When: canaryHasWeight, Children: windingDown},
+	{Stage: WindingDown, In: retiring, When: windingDownNow, Children: windingDown},
 	{Stage: ScalingDown, In: retiring, When: canaryHasPods, Children: scalingDown},
 	{Stage: Done, In: retiring, Children: done},
 }
@@ -77,6 +79,13 @@ func canaryHasWeight(s *state) bool {
 }
 
 func canaryHasPods(s *state) bool { return s.in.Canary != nil && !s.in.Canary.ScaledDown }
+
+// handingBackNow: the route still splits, or the canary keeps its pods for the scale-down delay.
+func handingBackNow(s *state) bool { return routeSplit(s) || s.delayedScaleDown() }
+
+// windingDownNow: the route still gives the canary some weight, or the canary keeps its pods for
+// the scale-down delay.
+func windingDownNow(s *state) bool { return canaryHasWeight(s) || s.delayedScaleDown() }
 
 // What the children are in each stage.
 

@@ -3,6 +3,8 @@ package canary
 import (
 	"slices"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	webappv1 "github.com/example/webapp-operator/api/v1"
 )
 
@@ -63,6 +65,8 @@ var Transitions = []Row{
 		From: anyPhase, When: noPlan, To: None, Do: forget},
 	{Name: "the canary Deployment is first seen to run the revision: the generation that brought it is recorded", Kind: Record,
 		From: webappv1.CanaryPhases, When: firstRunsRevision, Do: recordTemplateGeneration},
+	{Name: "a check of the analysis is due: what it measured is judged and recorded", Kind: Record,
+		From: atAStep, When: analysisDue, Do: recordCheck},
 	{Name: "the checks run; a failure counts, at most once every check interval", Kind: Record,
 		From: atAStep, When: sameRevision, Do: runChecks},
 	{Name: "rolled back: the template is the stable one again", Kind: Move,
@@ -79,22 +83,28 @@ var Transitions = []Row{
 		From: []webappv1.CanaryPhase{webappv1.CanaryPromoting}, When: abortAskedInTime, To: webappv1.CanaryAborted},
 	{Name: "checks failed maxFailedChecks times", Kind: Move,
 		From: atAStep, When: checksExhausted, To: webappv1.CanaryAborted},
+	{Name: "checks inconclusive past onInconclusive.afterSeconds, with action Abort", Kind: Move,
+		From: atAStep, When: inconclusiveAbort, To: webappv1.CanaryAborted},
 	{Name: "promote asked", Kind: Move,
 		From: atAStep, When: promoteAsked, To: webappv1.CanaryPromoting},
 	{Name: "promoting before: the canary Deployment says so, whatever an older status says", Kind: Move,
 		From: atAStep, When: promotingBefore, To: webappv1.CanaryPromoting},
+	{Name: "checks inconclusive past onInconclusive.afterSeconds, with action Promote", Kind: Move,
+		From: atAStep, When: inconclusivePromote, To: webappv1.CanaryPromoting},
 	{Name: "weight in place at a timed step: its pause starts", Kind: Move,
 		From: []webappv1.CanaryPhase{webappv1.CanaryProgressing}, When: pauseStarts, To: webappv1.CanaryProgressing, Do: startPause},
 	{Name: "weight in place at a manual step: paused until promoted", Kind: Move,
 		From: []webappv1.CanaryPhase{webappv1.CanaryProgressing}, When: waitsForPerson, To: webappv1.CanaryPaused},
-	{Name: "pause over: the next step", Kind: Move,
+	{Name: "pause over and the latest check passed: the next step", Kind: Move,
 		From: []webappv1.CanaryPhase{webappv1.CanaryProgressing}, When: pauseOverBeforeLast, To: webappv1.CanaryProgressing, Do: nextStep},
-	{Name: "pause over at the last step: promoting", Kind: Move,
+	{Name: "pause over and the latest check passed, at the last step: promoting", Kind: Move,
 		From: []webappv1.CanaryPhase{webappv1.CanaryProgressing}, When: pauseOverAtLast, To: webappv1.CanaryPromoting},
 	{Name: "promoted: the stable Deployment runs the template, the canary's pods are gone", Kind: Move,
 		From: []webappv1.CanaryPhase{webappv1.CanaryPromoting}, When: promoted, To: webappv1.CanaryPromoted},
 	{Name: "more canary pods asked for within the step: their availability deadline starts now", Kind: Record,
 		From: atAStep, When: scaledUpWithinStep, Do: noteScaleTime},
+	{Name: "the route is first seen to give the canary all the traffic, or none: the time is recorded, for the scale-down delay", Kind: Record,
+		From: append(slices.Clip(ended), webappv1.CanaryPromoting), When: trafficShifted, Do: noteTrafficShift},
 	{Name: "the status says where the canary stands: its weight, its pods and a message", Kind: Record,
 		From: webappv1.CanaryPhases, Do: describe},
 }
@@ -153,6 +163,10 @@ func scaledUpWithinStep(s *state) bool {
 	return last != nil && last.Revision == s.next.Revision && last.Step == s.next.Step && last.Replicas > 0 && s.replicasFor(s.target()) > last.Replicas
 }
 
+func trafficShifted(s *state) bool {
+	return (s.next.AllTrafficTime == nil) == s.allTraffic() || (s.next.NoTrafficTime == nil) == s.noTraffic()
+}
+
 // The steps of the table: what a row changes besides the phase.
 
 func forget(s *state) { s.next = webappv1.CanaryStatus{} }
@@ -184,6 +198,24 @@ func nextStep(s *state) {
 }
 
 func noteScaleTime(s *state) { now := s.now(); s.next.ScaleTime = &now }
+
+// noteTrafficShift records when the route was first seen to give the canary all the traffic,
+// and when none, and forgets each once the route no longer does.
+func noteTrafficShift(s *state) {
+	now := s.now()
+	for _, f := range []struct {
+		holds bool
+		at    **metav1.Time
+	}{{s.allTraffic(), &s.next.AllTrafficTime}, {s.noTraffic(), &s.next.NoTrafficTime}} {
+		switch {
+		case f.holds && *f.at == nil:
+			t := now
+			*f.at = &t
+		case !f.holds:
+			*f.at = nil
+		}
+	}
+}
 
 // runChecks runs Checks on the canary; the first that fails is the call's verdict. The failure
 // counts when none has in the last check interval.

@@ -47,6 +47,7 @@ func decideCanary(req *Request, obs *observedChildren, deployment *appsv1.Deploy
 		ServicesObserved: obs.canaryService != nil && obs.stableService != nil,
 		Promote:          p.Promote,
 		Abort:            p.Abort,
+		Measurement:      req.Measurement,
 		Now:              now,
 	}
 	if c := obs.deployment; c != nil {

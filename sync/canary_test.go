@@ -37,6 +37,15 @@ func canarySpec(image string) func(*sync.Parent) {
 	}
 }
 
+// withAnalysis gives the canary an analysis that checks every 10 s that 99% of its requests
+// succeed.
+func withAnalysis(p *sync.Parent) {
+	p.Spec.Rollout.Canary.Analysis = &webappv1.CanaryAnalysis{IntervalSeconds: ptr(int32(10)), Metrics: []webappv1.CanaryMetric{
+		{Name: webappv1.MetricRequestSuccessRate, ThresholdRange: webappv1.ThresholdRange{Min: ptr(99.0)}},
+	}}
+	webappv1.Default(&p.Spec)
+}
+
 // accepted is a route status in which Gateway public accepted generation 1.
 var accepted = gatewayv1.HTTPRouteStatus{RouteStatus: gatewayv1.RouteStatus{Parents: []gatewayv1.RouteParentStatus{
 	parentStatus(gatewayRef("public"), 1, "Accepted=True/Accepted", "ResolvedRefs=True/ResolvedRefs")}}}
@@ -51,6 +60,9 @@ type fakeCluster struct {
 	status   map[string]any
 	related  sync.Related
 	now      time.Time
+	// measure, when set, plays the edge: it gives the measurement of a check that canary.Due
+	// says is due.
+	measure func(at time.Time) *canary.Measurement
 }
 
 func newCluster(t *testing.T, p sync.Parent) *fakeCluster {
@@ -90,6 +102,11 @@ func (c *fakeCluster) sync(d time.Duration) sync.Response {
 	c.t.Helper()
 	c.now = c.now.Add(d)
 	req := &sync.Request{Parent: c.parent, Children: c.children, ChildKinds: withGatewayAPI, Related: c.related}
+	if c.measure != nil && c.parent.Spec.Rollout != nil {
+		if at, ok := canary.Due(c.parent.Spec.Rollout.Canary, c.parent.Canary, c.now); ok {
+			req.Measurement = c.measure(at)
+		}
+	}
 	resp := sync.Sync(req, c.now)
 	if err := hooktest.CheckResponse(req, resp); err != nil {
 		c.t.Fatal(err)
@@ -293,7 +310,18 @@ var canarySteps = []canaryStep{
 	{name: "4 canary pods available: all the traffic goes to the canary", at: 24*time.Hour + 13*time.Second,
 		status: map[string]any{"Deployment/hello-canary": depStatus(1, 4, 4, 4, 4)},
 		canary: "Promoting step=1 weight=50 replicas=4", backends: "hello-stable=0,hello-canary=100", replicas: "4/4"},
-	{name: "the route carries it: the stable Deployment takes the template, as a WebApp without a canary would", at: 24*time.Hour + 14*time.Second,
+	{name: "the route is seen to carry it: the stable Deployment waits scaleDownDelaySeconds, as the Gateway may still send it traffic", at: 24*time.Hour + 14*time.Second,
+		canary: "Promoting step=1 weight=100 replicas=4", backends: "hello-stable=0,hello-canary=100", replicas: "4/4",
+		check: func(t *testing.T, resp sync.Response) {
+			_, first, _ := canaryIdle(t)
+			if got, want := stableTemplateOf(t, resp), stableTemplateOf(t, first); got != want {
+				t.Errorf("stable template =\n%s\nwant it held:\n%s", got, want)
+			}
+			if resp.ResyncAfterSeconds != webappv1.DefaultScaleDownDelaySeconds {
+				t.Errorf("resyncAfterSeconds = %v; want %d, when the delay is over", resp.ResyncAfterSeconds, webappv1.DefaultScaleDownDelaySeconds)
+			}
+		}},
+	{name: "10 s later: the stable Deployment takes the template, as a WebApp without a canary would", at: 24*time.Hour + 24*time.Second,
 		canary: "Promoting step=1 weight=100 replicas=4", backends: "hello-stable=0,hello-canary=100", replicas: "4/4",
 		check: func(t *testing.T, resp sync.Response) {
 			p := webapp(canarySpec("shop:2"))
@@ -303,16 +331,18 @@ var canarySteps = []canaryStep{
 				t.Errorf("stable Deployment =\n%s\nwant\n%s", asJSON(t, got), asJSON(t, want))
 			}
 		}},
-	{name: "the stable Deployment rolled: the route goes back to the Service hello, which selects it alone", at: 24*time.Hour + 15*time.Second,
+	{name: "the stable Deployment rolled: the route goes back to the Service hello, which selects it alone", at: 24*time.Hour + 25*time.Second,
 		canary: "Promoting step=1 weight=100 replicas=4", backends: "hello=1", replicas: "4/4",
 		check: func(t *testing.T, resp sync.Response) {
 			if got := member(t, sent(t, resp, "Service/hello"), "spec", "selector"); !strings.Contains(got, webappv1.LabelName) {
 				t.Errorf("Service hello selects %s; want the stable pods only", got)
 			}
 		}},
-	{name: "the route is back: the canary scales to zero", at: 24*time.Hour + 16*time.Second,
+	{name: "the route is seen back: the canary keeps its pods for scaleDownDelaySeconds", at: 24*time.Hour + 26*time.Second,
+		canary: "Promoting step=1 weight=- replicas=4", backends: "hello=1", replicas: "4/4"},
+	{name: "10 s later: the canary scales to zero", at: 24*time.Hour + 36*time.Second,
 		canary: "Promoting step=1 weight=- replicas=0", backends: "hello=1", replicas: "4/0"},
-	{name: "the canary's pods are gone: it and its Services go, and the WebApp is Ready", at: 24*time.Hour + 17*time.Second,
+	{name: "the canary's pods are gone: it and its Services go, and the WebApp is Ready", at: 24*time.Hour + 37*time.Second,
 		status: map[string]any{"Deployment/hello-canary": depStatus(1, 0, 0, 0, 0)},
 		canary: "Promoted step=1 weight=- replicas=0", backends: "hello=1", replicas: "4/-",
 		check: func(t *testing.T, resp sync.Response) {
@@ -610,6 +640,57 @@ func TestSyncCanaryCases(t *testing.T) {
 			t.Errorf("status %+v; want Ready, no canary, Canary True/Idle", with.Status)
 		}
 	})
+	t.Run("with an analysis, a canary that answers 500 is aborted at its first step, its metric and value in the message; the stable is never touched", func(t *testing.T) {
+		c, before, _ := running(t, withAnalysis)
+		c.status["Deployment/hello-canary"] = depStatus(1, 1, 1, 1, 1)
+		measures := 0
+		c.measure = func(at time.Time) *canary.Measurement {
+			measures++
+			return &canary.Measurement{At: at, Window: 10 * time.Second, Canary: canary.Values{Requests: ptr(40.0), Metrics: map[string]float64{webappv1.MetricRequestSuccessRate: 0}}}
+		}
+		var resp sync.Response
+		for range 3 {
+			resp = c.sync(time.Second)
+		}
+		if got := resp.Status.Canary; got.Phase != webappv1.CanaryAborted || got.Step != 0 || got.Analysis == nil || got.Analysis.Result != webappv1.CheckFailed {
+			t.Fatalf("canary %s, analysis %+v; want Aborted at step 0 by a failed check", canaryOf(resp), got.Analysis)
+		}
+		if want := "aborted after 1 failed check: analysis: request-success-rate 0, outside >= 99"; !strings.Contains(resp.Status.Message, want) {
+			t.Errorf("message %q; want it to contain %q", resp.Status.Message, want)
+		}
+		if measures != 1 {
+			t.Errorf("measured %d times in one interval; want once", measures)
+		}
+		if got, want := stableTemplateOf(t, resp), stableTemplateOf(t, before); got != want {
+			t.Errorf("stable template =\n%s\nwant it untouched:\n%s", got, want)
+		}
+	})
+	t.Run("with an analysis, a timed step goes on only after a passing check once its weight is in place", func(t *testing.T) {
+		c, _, _ := running(t, withAnalysis)
+		c.status["Deployment/hello-canary"] = depStatus(1, 1, 1, 1, 1)
+		requests := 0.0 // no traffic yet
+		c.measure = func(at time.Time) *canary.Measurement {
+			return &canary.Measurement{At: at, Window: 10 * time.Second, Canary: canary.Values{Requests: &requests, Metrics: map[string]float64{webappv1.MetricRequestSuccessRate: 100}}}
+		}
+		for range 3 {
+			c.sync(time.Second) // the route carries 10%, the pause starts
+		}
+		held := c.sync(20 * time.Second) // the 5 s pause is long over
+		if got := held.Status.Canary; got.Step != 0 || got.Analysis == nil || got.Analysis.Result != webappv1.CheckInconclusive {
+			t.Fatalf("with no traffic: canary %s, analysis %+v; want step 0 held, inconclusive", canaryOf(held), got.Analysis)
+		}
+		if want := "the pause is over, and the step goes on after a check passes"; !strings.Contains(held.Status.Message, want) {
+			t.Errorf("message %q; want it to contain %q", held.Status.Message, want)
+		}
+		if held.ResyncAfterSeconds <= 0 || held.ResyncAfterSeconds > 10 || !held.Timed {
+			t.Errorf("resyncAfterSeconds, timed = %v, %t; want a call at the next check, within 10 s, and a timed answer", held.ResyncAfterSeconds, held.Timed)
+		}
+		requests = 500 // traffic comes back
+		next := c.sync(10 * time.Second)
+		if got := next.Status.Canary; got.Step != 1 || got.Analysis.Result != webappv1.CheckPassed {
+			t.Errorf("with traffic: canary %s, analysis %+v; want step 1 after a passing check", canaryOf(next), got.Analysis)
+		}
+	})
 	t.Run("a canary that cannot create pods is aborted after maxFailedChecks; the stable is never touched", func(t *testing.T) {
 		c, before, first := running(t, func(p *sync.Parent) { p.Spec.Rollout.Canary.MaxFailedChecks = ptr(int32(2)) })
 		quota := appsv1.DeploymentCondition{Type: appsv1.DeploymentReplicaFailure, Status: "True", Reason: "FailedCreate",
@@ -640,12 +721,13 @@ func TestSyncCanaryCases(t *testing.T) {
 		if !strings.Contains(aborted.Status.Message, "aborted after 2 failed checks: Deployment hello-canary cannot create pods (QuotaExceeded)") {
 			t.Errorf("message %q; want the failed check named", aborted.Status.Message)
 		}
-		for _, resp := range []sync.Response{one, same, aborted, c.sync(time.Minute)} {
+		later := c.sync(time.Minute) // past the scale-down delay
+		for _, resp := range []sync.Response{one, same, aborted, later} {
 			if got, want := stableTemplateOf(t, resp), stableTemplateOf(t, before); got != want {
 				t.Errorf("stable template =\n%s\nwant it untouched:\n%s", got, want)
 			}
 		}
-		if got := replicasOf(t, aborted); got != "4/0" {
+		if got := replicasOf(t, later); got != "4/0" {
 			t.Errorf("replicas stable/canary = %s; want 4/0", got)
 		}
 		if got, want := member(t, sent(t, aborted, "Deployment/hello-canary"), "metadata", "annotations", canary.AnnotationAborted), `"`+aborted.Status.Canary.Revision+`"`; got != want {
@@ -690,8 +772,12 @@ func TestSyncCanaryCases(t *testing.T) {
 			t.Errorf("phase %s; want Ready: the stable runs the spec", back.Status.Phase)
 		}
 		next := c.sync(time.Second)
+		if got := backends(t, next) + " " + replicasOf(t, next); got != "hello-stable=100,hello-canary=0 4/1" {
+			t.Errorf("then backends and replicas %s; want hello-stable=100,hello-canary=0 4/1: the canary keeps its pods for the scale-down delay", got)
+		}
+		next = c.sync(webappv1.DefaultScaleDownDelaySeconds * time.Second)
 		if got := backends(t, next) + " " + replicasOf(t, next); got != "hello=1 4/0" {
-			t.Errorf("then backends and replicas %s; want hello=1 4/0", got)
+			t.Errorf("after the scale-down delay, backends and replicas %s; want hello=1 4/0", got)
 		}
 		c.status["Deployment/hello-canary"] = depStatus(1, 0, 0, 0, 0)
 		for i, ch := range c.children {

@@ -10,6 +10,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/canary"
 )
 
 // Request is one Metacontroller CompositeController hook request, reduced to what the decision
@@ -31,6 +32,10 @@ type Request struct {
 	ChildKinds map[string]bool
 	// Finalizing is true when Metacontroller calls because the WebApp is being deleted.
 	Finalizing bool
+	// Measurement is what the edge measured for the check of the canary's analysis that
+	// canary.Due says is due now; nil when none was measured. It is not part of Metacontroller's
+	// request: the edge fetches it (webhook), and tests give it.
+	Measurement *canary.Measurement
 }
 
 // Parent is the observed WebApp, reduced to what the decision reads.

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/canary"
 	"github.com/example/webapp-operator/hooktest"
 	"github.com/example/webapp-operator/sync"
 	"github.com/example/webapp-operator/sync/wire"
@@ -662,8 +663,28 @@ func BenchmarkSync(b *testing.B) { benchmarkSync(b, "../webhook/testdata/large.r
 // BenchmarkSync's.
 func BenchmarkSyncCanary(b *testing.B) { benchmarkSync(b, "testdata/canary/step-06.request.json") }
 
-// benchmarkSync measures Sync on the request in file, decoded once.
-func benchmarkSync(b *testing.B, file string) {
+// BenchmarkSyncCanaryAnalysis is BenchmarkSyncCanary's request with an analysis of two metrics
+// whose check is due, given a measurement that passes: the cost of judging and recording a
+// check, beside BenchmarkSyncCanary's. The measurement's I/O is the edge's, not measured here.
+func BenchmarkSyncCanaryAnalysis(b *testing.B) {
+	benchmarkSync(b, "testdata/canary/step-06.request.json", func(req *sync.Request) {
+		req.Parent.Spec.Rollout.Canary.Analysis = &webappv1.CanaryAnalysis{Metrics: []webappv1.CanaryMetric{
+			{Name: webappv1.MetricRequestSuccessRate, ThresholdRange: webappv1.ThresholdRange{Min: ptr(99.0)}},
+			{Name: webappv1.MetricRequestDuration, ThresholdRange: webappv1.ThresholdRange{Max: ptr(500.0)}},
+		}}
+		webappv1.Default(&req.Parent.Spec)
+		at, ok := canary.Due(req.Parent.Spec.Rollout.Canary, req.Parent.Canary, now)
+		if !ok {
+			b.Fatal("no check is due")
+		}
+		req.Measurement = &canary.Measurement{At: at, Window: 30 * time.Second, Canary: canary.Values{Requests: ptr(1200.0), Metrics: map[string]float64{
+			webappv1.MetricRequestSuccessRate: 99.9, webappv1.MetricRequestDuration: 42,
+		}}}
+	})
+}
+
+// benchmarkSync measures Sync on the request in file, decoded once, and edited by edit.
+func benchmarkSync(b *testing.B, file string, edit ...func(*sync.Request)) {
 	body, err := os.ReadFile(file)
 	if err != nil {
 		b.Fatal(err)
@@ -671,6 +692,9 @@ func benchmarkSync(b *testing.B, file string) {
 	req, err := wire.DecodeRequest(body)
 	if err != nil {
 		b.Fatal(err)
+	}
+	for _, e := range edit {
+		e(req)
 	}
 	b.ReportAllocs()
 	for b.Loop() {

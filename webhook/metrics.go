@@ -26,8 +26,9 @@ type metrics struct {
 }
 
 // newMetrics registers the handler's metrics; c is its answer cache, nil when disabled; tokens
-// and tlsFiles, either of which may be nil, are reported by fingerprint.
-func newMetrics(c *answerCache, tokens *TokenFile, tlsFiles *TLSFiles) *metrics {
+// and tlsFiles, either of which may be nil, are reported by fingerprint; measurer's metrics are
+// registered too when it is a prometheus.Collector.
+func newMetrics(c *answerCache, tokens *TokenFile, tlsFiles *TLSFiles, measurer Measurer) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -72,6 +73,9 @@ func newMetrics(c *answerCache, tokens *TokenFile, tlsFiles *TLSFiles) *metrics 
 		}, func() float64 { return float64(c.stats().entries) }),
 		m.tokenRequests, credentials{tokens, tlsFiles},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if col, ok := measurer.(prometheus.Collector); ok {
+		m.registry.MustRegister(col)
+	}
 	return m
 }
 

@@ -22,7 +22,10 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/example/webapp-operator/analysis"
+	webappv1 "github.com/example/webapp-operator/api/v1"
 	"github.com/example/webapp-operator/api/v1/validation"
+	"github.com/example/webapp-operator/canary"
 	"github.com/example/webapp-operator/sync"
 	"github.com/example/webapp-operator/sync/wire"
 )
@@ -111,6 +114,19 @@ type Options struct {
 	// Defaults are the install's defaults, applied to every decoded WebApp spec before it is
 	// customized, synced or finalized (sync.Defaults.Apply). The zero value applies none.
 	Defaults sync.Defaults
+	// Analysis, when set, measures the check of a canary's analysis that canary.Due says is due
+	// at a sync call, before the call is decided (sync.Request.Measurement); it is given the
+	// call's context, and must return within it. Nil measures nothing: a due check is then
+	// inconclusive, and its status says the hook has no Prometheus to ask. If it is also a
+	// prometheus.Collector (analysis.Prometheus is), its metrics are served with the handler's.
+	Analysis Measurer
+}
+
+// Measurer measures a check of a canary's analysis: analysis.Prometheus does. Measure returns
+// what it measured of parent's canary for the check at time at (canary.Due's) of analysis a, or
+// a Measurement whose Error says why nothing could be measured; it never fails the call.
+type Measurer interface {
+	Measure(ctx context.Context, parent analysis.Parent, a *webappv1.CanaryAnalysis, at time.Time) canary.Measurement
 }
 
 // Handler routes hook and health requests. Its metrics are served by another handler,
@@ -145,7 +161,7 @@ func New(opts Options) *Handler {
 		opts.BodyTimeout = DefaultBodyTimeout
 	}
 	h := &Handler{opts: opts, cache: newAnswerCache(opts.CacheBytes), inflight: newBudget(opts.MaxInflightBodyBytes)}
-	h.metrics = newMetrics(h.cache, opts.Tokens, opts.TLS)
+	h.metrics = newMetrics(h.cache, opts.Tokens, opts.TLS, opts.Analysis)
 	h.ready.Store(true)
 
 	r := chi.NewRouter()
@@ -281,7 +297,7 @@ func (h *Handler) serveHook(w http.ResponseWriter, r *http.Request, hk hook) err
 	if err != nil {
 		return err
 	}
-	e, cached, err := h.answer(r.URL.Path, body, hk)
+	e, cached, err := h.answer(r.Context(), r.URL.Path, body, hk)
 	if err != nil {
 		return err
 	}
@@ -345,10 +361,10 @@ func (h *Handler) read(buf *bytes.Buffer, w http.ResponseWriter, r *http.Request
 
 // answer decides a call to hook hk at path with body: from the answer cache when the same
 // request came before (cached true), else decoded (sync/wire), defaulted (Options.Defaults),
-// decided (sync.Sync, sync.Finalize or sync.Customize), encoded once and cached, unless it runs a
-// timer. A body that is
-// not a hook request is a 400.
-func (h *Handler) answer(path string, body []byte, hk hook) (e *cacheEntry, cached bool, err error) {
+// measured when a check of its canary's analysis is due (measure), decided (sync.Sync,
+// sync.Finalize or sync.Customize), encoded once and cached, unless it runs a timer or a check
+// was due. A body that is not a hook request is a 400.
+func (h *Handler) answer(ctx context.Context, path string, body []byte, hk hook) (e *cacheEntry, cached bool, err error) {
 	var key cacheKey
 	if h.cache != nil {
 		key = h.cache.key(path, body)
@@ -376,11 +392,14 @@ func (h *Handler) answer(path string, body []byte, hk hook) (e *cacheEntry, cach
 		e.children = len(resp.RelatedResources)
 	default:
 		var resp sync.Response
+		now := h.opts.Now()
 		if hk == hookFinalize {
-			resp = sync.Finalize(req, h.opts.Now())
+			resp = sync.Finalize(req, now)
 		} else {
-			resp = sync.Sync(req, h.opts.Now())
-			timed = resp.Timed // it holds only now: a canary's timer runs
+			due := h.measure(ctx, req, now)
+			resp = sync.Sync(req, now)
+			// It holds only now: a canary's timer runs, or it judged a measurement of now.
+			timed = resp.Timed || due
 		}
 		out, err = resp.MarshalJSON() // the encoding itself: json.Marshal would check and copy it once more
 		e.phase, e.children = string(resp.Status.Phase), len(resp.Children)
@@ -394,6 +413,25 @@ func (h *Handler) answer(path string, body []byte, hk hook) (e *cacheEntry, cach
 		h.cache.put(e)
 	}
 	return e, false, nil
+}
+
+// measure sets req.Measurement to Options.Analysis's measurement of the check of its canary's
+// analysis that canary.Due says is due at now, if one is, and reports whether one is. A WebApp
+// with no check due, or an invalid spec, is never measured; without Options.Analysis nothing is,
+// and the machine says so. ctx, the call's, bounds the measurement.
+func (h *Handler) measure(ctx context.Context, req *sync.Request, now time.Time) (due bool) {
+	p := &req.Parent
+	if len(p.SpecErrors) > 0 || p.Spec.Rollout == nil {
+		return false
+	}
+	plan := p.Spec.Rollout.Canary
+	at, due := canary.Due(plan, p.Canary, now)
+	if !due || h.opts.Analysis == nil {
+		return due
+	}
+	m := h.opts.Analysis.Measure(ctx, analysis.Parent{Namespace: p.Namespace, Name: p.Name}, plan.Analysis, at)
+	req.Measurement = &m
+	return true
 }
 
 // writeAnswer writes a hook answer with its ETag, or 304 Not Modified with no body when the

@@ -57,6 +57,13 @@ func Default(spec *WebAppSpec) {
 		n := int32(DefaultMaxFailedChecks)
 		ro.Canary.MaxFailedChecks = &n
 	}
+	if ro := spec.Rollout; ro != nil && ro.Canary != nil && ro.Canary.ScaleDownDelaySeconds == nil {
+		n := int32(DefaultScaleDownDelaySeconds)
+		ro.Canary.ScaleDownDelaySeconds = &n
+	}
+	if ro := spec.Rollout; ro != nil && ro.Canary != nil && ro.Canary.Analysis != nil {
+		defaultAnalysis(ro.Canary.Analysis)
+	}
 	if a := spec.Autoscaling; a != nil {
 		if a.MinReplicas == nil {
 			one := int32(1)
@@ -65,6 +72,39 @@ func Default(spec *WebAppSpec) {
 		if a.TargetCPUUtilizationPercentage == nil && a.TargetMemoryUtilizationPercentage == nil {
 			cpu := int32(DefaultTargetCPUUtilizationPercentage)
 			a.TargetCPUUtilizationPercentage = &cpu
+		}
+	}
+}
+
+// defaultAnalysis fills in an analysis's interval, window (the interval), minRequests,
+// onInconclusive and each request-duration metric's quantile.
+func defaultAnalysis(a *CanaryAnalysis) {
+	if a.IntervalSeconds == nil {
+		n := int32(DefaultAnalysisIntervalSeconds)
+		a.IntervalSeconds = &n
+	}
+	if a.WindowSeconds == nil {
+		n := *a.IntervalSeconds
+		a.WindowSeconds = &n
+	}
+	if a.MinRequests == nil {
+		n := int32(DefaultAnalysisMinRequests)
+		a.MinRequests = &n
+	}
+	if a.OnInconclusive == nil {
+		a.OnInconclusive = &InconclusivePolicy{}
+	}
+	if p := a.OnInconclusive; p.AfterSeconds == nil {
+		n := int32(DefaultInconclusiveAfterSeconds)
+		p.AfterSeconds = &n
+	}
+	if p := a.OnInconclusive; p.Action == "" {
+		p.Action = InconclusiveHold
+	}
+	for i := range a.Metrics {
+		if m := &a.Metrics[i]; m.TemplateRef == nil && m.Name == MetricRequestDuration && m.Quantile == nil {
+			q := DefaultLatencyQuantile
+			m.Quantile = &q
 		}
 	}
 }

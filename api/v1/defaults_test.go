@@ -23,6 +23,17 @@ func TestDefault(t *testing.T) {
 		want string // the defaulted spec as JSON
 	}{
 		{"nothing set", webappv1.WebAppSpec{Image: "x"}, `{"image":"x","replicas":1}`},
+		{"an analysis: its interval, window, minRequests, onInconclusive and request-duration's quantile", webappv1.WebAppSpec{Image: "x", Rollout: &webappv1.Rollout{Canary: &webappv1.Canary{
+			Steps: []webappv1.CanaryStep{{Weight: 10}},
+			Analysis: &webappv1.CanaryAnalysis{Metrics: []webappv1.CanaryMetric{
+				{Name: webappv1.MetricRequestDuration, ThresholdRange: webappv1.ThresholdRange{Max: new(500.0)}},
+				{Name: "errors", TemplateRef: &webappv1.MetricTemplateRef{Name: "errors"}, ThresholdRange: webappv1.ThresholdRange{Max: new(1.0)}},
+			}},
+		}}}, `{"image":"x","replicas":1,"rollout":{"canary":{"steps":[{"weight":10}],"maxFailedChecks":1,"scaleDownDelaySeconds":10,"analysis":{"intervalSeconds":30,"windowSeconds":30,"minRequests":10,"onInconclusive":{"afterSeconds":600,"action":"Hold"},"metrics":[{"name":"request-duration","quantile":0.99,"thresholdRange":{"max":500}},{"name":"errors","templateRef":{"name":"errors"},"thresholdRange":{"max":1}}]}}}}`},
+		{"an analysis's window follows a set interval", webappv1.WebAppSpec{Image: "x", Rollout: &webappv1.Rollout{Canary: &webappv1.Canary{
+			Steps:    []webappv1.CanaryStep{{Weight: 10}},
+			Analysis: &webappv1.CanaryAnalysis{IntervalSeconds: new(int32(10)), MinRequests: new(int32(0)), Metrics: []webappv1.CanaryMetric{{Name: webappv1.MetricRequestSuccessRate, ThresholdRange: webappv1.ThresholdRange{Min: new(99.0)}}}},
+		}}}, `{"image":"x","replicas":1,"rollout":{"canary":{"steps":[{"weight":10}],"maxFailedChecks":1,"scaleDownDelaySeconds":10,"analysis":{"intervalSeconds":10,"windowSeconds":10,"minRequests":0,"onInconclusive":{"afterSeconds":600,"action":"Hold"},"metrics":[{"name":"request-success-rate","thresholdRange":{"min":99}}]}}}}`},
 		{"zero replicas stay zero", webappv1.WebAppSpec{Image: "x", Replicas: &zero}, `{"image":"x","replicas":0}`},
 		{"ingress path and pathType", webappv1.WebAppSpec{Image: "x", Replicas: &two, Ingress: &webappv1.Ingress{Host: "a.example.com"}},
 			`{"image":"x","replicas":2,"ingress":{"host":"a.example.com","path":"/","pathType":"Prefix"}}`},

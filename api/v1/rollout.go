@@ -19,6 +19,12 @@ const (
 	DefaultMaxFailedChecks = 1
 	// MaxFailedChecksLimit bounds maxFailedChecks.
 	MaxFailedChecksLimit = 100
+	// DefaultScaleDownDelaySeconds is scaleDownDelaySeconds when it is omitted: a Gateway may
+	// route by the old weights for a while after it accepts the new ones (Traefik v3.7 did for up
+	// to 2.4 s, its providersThrottleDuration of 2 s included), and 10 s covers that four times.
+	DefaultScaleDownDelaySeconds = 10
+	// MaxScaleDownDelaySeconds bounds scaleDownDelaySeconds: an hour.
+	MaxScaleDownDelaySeconds = 3600
 	// CanaryCheckInterval is the least time between two failed checks that count: a failure
 	// that lasts counts once per interval, so that maxFailedChecks is a number of intervals, as
 	// in Flagger.
@@ -77,6 +83,24 @@ type Canary struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	MaxFailedChecks *int32 `json:"maxFailedChecks,omitempty"`
+
+	// scaleDownDelaySeconds is how long pods that no longer get traffic keep running, counted
+	// from when the HTTPRoute that takes their traffic away is first seen accepted by its
+	// Gateways, 0 to 3600 (default 10), as Argo Rollouts' scaleDownDelaySeconds: a Gateway may
+	// route by the old weights for a while after it accepts the new. It holds back the stable
+	// Deployment's rollout once the canary has all the traffic, and the canary's scale-down once
+	// it has none (after a promotion, an abort or a rollback). Without a route it does not apply.
+	// +optional
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=3600
+	ScaleDownDelaySeconds *int32 `json:"scaleDownDelaySeconds,omitempty"`
+
+	// analysis judges the canary by its users' requests, as the Gateway reports them to
+	// Prometheus: a timed step goes on only once its latest check passed, and a failed check
+	// counts towards maxFailedChecks. It needs the hook to be given a Prometheus (docs/configuration.md).
+	// +optional
+	Analysis *CanaryAnalysis `json:"analysis,omitempty"`
 }
 
 // CanaryStep is one step of a canary.
@@ -216,6 +240,24 @@ type CanaryStatus struct {
 	// message says what the canary is doing, or which check failed.
 	// +optional
 	Message string `json:"message,omitempty"`
+
+	// allTrafficTime is when the HTTPRoute was first seen, accepted by its Gateways, to give the
+	// canary all the traffic while it is promoted: the stable Deployment takes the template
+	// scaleDownDelaySeconds after it. Unset otherwise.
+	// +optional
+	AllTrafficTime *metav1.Time `json:"allTrafficTime,omitempty"`
+
+	// noTrafficTime is when the HTTPRoute was first seen, accepted by its Gateways, to give the
+	// canary none of the traffic once it no longer serves (handed back after a promotion,
+	// wound down after an abort or a rollback): the canary scales to zero
+	// scaleDownDelaySeconds after it. Unset otherwise.
+	// +optional
+	NoTrafficTime *metav1.Time `json:"noTrafficTime,omitempty"`
+
+	// analysis is the record of the latest check of spec.rollout.canary.analysis at this
+	// revision: when it ran, what each metric measured, and its result.
+	// +optional
+	Analysis *AnalysisStatus `json:"analysis,omitempty"`
 }
 
 // ConditionCanary is there while spec.rollout.canary is set. It is True unless the last canary

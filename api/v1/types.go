@@ -8,7 +8,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
-//go:generate go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0 crd:crdVersions=v1 paths=./... output:crd:artifacts:config=../../crds
+//go:generate go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0 crd:crdVersions=v1,allowDangerousTypes=true paths=./... output:crd:artifacts:config=../../crds
 
 // Group, Version and Kind name the WebApp resource.
 const (
@@ -57,6 +57,7 @@ const (
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,description="Why the WebApp is, or is not, Ready"
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.status.url`,description="Where clients reach the app"
 // +kubebuilder:printcolumn:name="Canary",type=integer,JSONPath=`.status.canary.weight`,description="The canary's share of the traffic, in percent, while one runs"
+// +kubebuilder:printcolumn:name="Analysis",type=string,priority=1,JSONPath=`.status.canary.analysis.result`,description="The result of the canary's latest check, with spec.rollout.canary.analysis"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Image",type=string,priority=1,JSONPath=`.spec.image`,description="Container image"
 // +kubebuilder:printcolumn:name="Message",type=string,priority=1,JSONPath=`.status.message`,description="What is going on, in one sentence"

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"strings"
 	"time"
 
+	"github.com/example/webapp-operator/analysis"
 	webappv1 "github.com/example/webapp-operator/api/v1"
 	webappsync "github.com/example/webapp-operator/sync"
 	"github.com/example/webapp-operator/webhook"
@@ -50,6 +52,11 @@ type Config struct {
 	// makes hook calls present a client certificate signed by that CA.
 	TLSCertFile, TLSKeyFile, ClientCAFile string
 
+	// Prometheus configures the canary analysis's Prometheus (--prometheus-url and the
+	// --analysis-* flags); with no URL, the hook asks no Prometheus, and every check that is due
+	// is inconclusive. Open makes the analysis.Prometheus, with the logger, and Options.Analysis.
+	Prometheus analysis.Config
+
 	// ReadHeaderTimeout bounds how long a client may take to send its headers; a client that
 	// sends them slowly is cut off. It has no flag: tests shorten it.
 	ReadHeaderTimeout time.Duration
@@ -72,6 +79,11 @@ func defaultConfig() Config {
 			InflightWait:         webhook.DefaultInflightWait,
 			BodyTimeout:          webhook.DefaultBodyTimeout,
 			CacheBytes:           webhook.DefaultCacheBytes,
+		},
+		Prometheus: analysis.Config{
+			Gateway:              analysis.DefaultGateway,
+			QueryTimeout:         analysis.DefaultQueryTimeout,
+			MaxConcurrentQueries: analysis.DefaultMaxConcurrentQueries,
 		},
 		MaxConnections:  defaultMaxConnections,
 		ShutdownDelay:   defaultShutdownDelay,
@@ -113,6 +125,14 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 		return nil
 	})
 	fs.StringVar(&c.TokenFile, "token-file", c.TokenFile, "file of bearer tokens, one per line, that hook calls must carry; re-read when its content changes; a file with no token accepts none; unset: no authentication (env TOKEN_FILE)")
+	pc := &c.Prometheus
+	fs.StringVar(&pc.URL, "prometheus-url", pc.URL, "base URL of the Prometheus that canary analyses are measured from, http or https, with no credentials in it; unset: none, and every check is inconclusive (env PROMETHEUS_URL)")
+	fs.StringVar(&pc.TokenFile, "prometheus-token-file", pc.TokenFile, "file whose content is sent to Prometheus as a bearer token; re-read when it changes; needs -prometheus-url (env PROMETHEUS_TOKEN_FILE)")
+	fs.StringVar(&pc.CAFile, "prometheus-ca-file", pc.CAFile, "PEM CA bundle that Prometheus's certificate must chain to, in place of the system's; re-read when it changes; needs -prometheus-url (env PROMETHEUS_CA_FILE)")
+	fs.StringVar(&pc.Gateway, "analysis-gateway", pc.Gateway, "the Gateway implementation whose request metrics the built-in metrics read: "+strings.Join(analysis.GatewayNames(), " or ")+" (env ANALYSIS_GATEWAY)")
+	fs.StringVar(&pc.TemplatesFile, "analysis-templates", pc.TemplatesFile, "YAML file of the metric templates WebApps may name (templateRef); re-read when it changes; needs -prometheus-url (env ANALYSIS_TEMPLATES)")
+	fs.DurationVar(&pc.QueryTimeout, "analysis-query-timeout", pc.QueryTimeout, "how long a check's query to Prometheus may take, the wait for a slot included; at most 2s (env ANALYSIS_QUERY_TIMEOUT)")
+	fs.IntVar(&pc.MaxConcurrentQueries, "analysis-max-concurrent-queries", pc.MaxConcurrentQueries, "queries to Prometheus in flight at once; more wait, within -analysis-query-timeout (env ANALYSIS_MAX_CONCURRENT_QUERIES)")
 
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage:
@@ -188,6 +208,9 @@ Flags:
 	if c.ShutdownTimeout <= 0 {
 		return fmt.Errorf("-shutdown-timeout must be positive, got %s", c.ShutdownTimeout)
 	}
+	if err := checkPrometheus(c.Prometheus); err != nil {
+		return err
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
 		return fmt.Errorf("-log-level: %w", err)
@@ -223,4 +246,35 @@ func newDefaults(profile, gateway string) (webappsync.Defaults, error) {
 		}
 	}
 	return d, nil
+}
+
+// checkPrometheus checks the analysis flags, naming the flag at fault: those that refine
+// -prometheus-url need it, and analysis.Config.Validate's rules hold.
+func checkPrometheus(c analysis.Config) error {
+	if c.URL == "" {
+		for flag, v := range map[string]string{"-prometheus-token-file": c.TokenFile, "-prometheus-ca-file": c.CAFile, "-analysis-templates": c.TemplatesFile} {
+			if v != "" {
+				return fmt.Errorf("%s needs -prometheus-url", flag)
+			}
+		}
+	}
+	if c.QueryTimeout <= 0 || c.QueryTimeout > analysis.MaxQueryTimeout {
+		return fmt.Errorf("-analysis-query-timeout must be positive and at most %s, got %s", analysis.MaxQueryTimeout, c.QueryTimeout)
+	}
+	if c.MaxConcurrentQueries <= 0 {
+		return fmt.Errorf("-analysis-max-concurrent-queries must be positive, got %d", c.MaxConcurrentQueries)
+	}
+	if c.URL == "" {
+		c.URL = "http://unset" // the rest is checked alike with or without a URL
+	}
+	err := c.Validate()
+	if err == nil {
+		return nil
+	}
+	for field, flag := range map[string]string{"URL: ": "-prometheus-url: ", "Gateway: ": "-analysis-gateway: "} {
+		if rest, ok := strings.CutPrefix(err.Error(), field); ok {
+			return errors.New(flag + rest)
+		}
+	}
+	return err
 }

@@ -11,5 +11,5 @@
 // Each file has one job: main.go dispatches a command line (run); config.go is the
 // configuration (Config, which embeds the webhook.Options its flags set, and ParseFlags);
 // version.go what --version prints; lifecycle.go the server's life (Main: open, serve, reload
-// the token and TLS files, shut down gracefully); offline.go the render and sync subcommands.
+// the token, TLS and analysis files, shut down gracefully); offline.go the render and sync subcommands.
 package main

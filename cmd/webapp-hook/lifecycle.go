@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/net/netutil"
 
+	"github.com/example/webapp-operator/analysis"
 	"github.com/example/webapp-operator/webhook"
 )
 
@@ -110,6 +111,15 @@ func (m *Main) Open() error {
 	if err != nil {
 		return err
 	}
+	var prom *analysis.Prometheus
+	if m.Config.Prometheus.URL != "" {
+		pc := m.Config.Prometheus
+		pc.Logger = m.Logger
+		if prom, err = analysis.New(pc); err != nil {
+			return fmt.Errorf("canary analysis: %w", err)
+		}
+		m.Logger.Info("canary analysis from Prometheus", "gateway", pc.Gateway, "templates", prom.Templates(), "query_timeout", pc.QueryTimeout.String(), "max_concurrent_queries", pc.MaxConcurrentQueries)
+	}
 	ln, err := net.Listen("tcp", m.Config.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)
@@ -133,10 +143,13 @@ func (m *Main) Open() error {
 	opts := m.Config.Options // the flags' values, completed here
 	opts.Logger, opts.Defaults, opts.Tokens, opts.TLS = m.Logger, defaults, tokens, tlsFiles
 	opts.RequireClientCert = tlsFiles != nil && tlsFiles.VerifiesClients()
+	if prom != nil { // never a nil *Prometheus in the interface: that would not be nil
+		opts.Analysis = prom
+	}
 	m.handler = webhook.New(opts)
 	m.stopReload = make(chan struct{})
-	if tokens != nil || tlsFiles != nil {
-		go m.reload(tokens, tlsFiles)
+	if tokens != nil || tlsFiles != nil || prom != nil {
+		go m.reload(tokens, tlsFiles, prom)
 	}
 	m.server = m.newServer(m.handler)
 	m.serveErr = make(chan error, 2)
@@ -171,9 +184,10 @@ func (m *Main) stopReloading() {
 	m.stopReloadOnce.Do(func() { close(m.stopReload) })
 }
 
-// reload re-reads the token and TLS files every ReloadInterval until Close; either may be nil.
-// It logs what is in force after a change by fingerprint, never a token or a key.
-func (m *Main) reload(tokens *webhook.TokenFile, tlsFiles *webhook.TLSFiles) {
+// reload re-reads the token and TLS files, and the analysis's token, CA and templates files,
+// every ReloadInterval until Close; any may be nil. It logs what is in force after a change by
+// fingerprint or name, never a token or a key.
+func (m *Main) reload(tokens *webhook.TokenFile, tlsFiles *webhook.TLSFiles, prom *analysis.Prometheus) {
 	tick := time.NewTicker(m.Config.ReloadInterval)
 	defer tick.Stop()
 	for {
@@ -198,6 +212,14 @@ func (m *Main) reload(tokens *webhook.TokenFile, tlsFiles *webhook.TLSFiles) {
 				case changed:
 					sum, notAfter := tlsFiles.Certificate()
 					m.Logger.Info("TLS files reloaded", "certificate_sha256", sum, "not_after", notAfter)
+				}
+			}
+			if prom != nil {
+				switch changed, err := prom.Reload(); {
+				case err != nil:
+					m.Logger.Error("reload the analysis files; the previous ones stay in force", "err", err, "reload_errors", prom.ReloadErrors())
+				case changed:
+					m.Logger.Info("analysis files reloaded", "templates", prom.Templates())
 				}
 			}
 		}

@@ -16,8 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/example/webapp-operator/analysis"
 	"github.com/example/webapp-operator/webhook"
 )
+
+// defaultPrometheus is the analysis's configuration with no flag set: no URL, and the defaults.
+var defaultPrometheus = analysis.Config{Gateway: "traefik", QueryTimeout: 2 * time.Second, MaxConcurrentQueries: 8}
 
 func TestParseFlags(t *testing.T) {
 	tests := []struct {
@@ -27,26 +31,36 @@ func TestParseFlags(t *testing.T) {
 		want    Config
 		wantErr string
 	}{
-		{name: "defaults", want: Config{Addr: ":8080", MetricsAddr: ":9090", Options: webhook.Options{MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, CacheBytes: 1 << 20}, MaxConnections: 128, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second}},
+		{name: "defaults", want: Config{Addr: ":8080", MetricsAddr: ":9090", Options: webhook.Options{MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, CacheBytes: 1 << 20}, MaxConnections: 128, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second, Prometheus: defaultPrometheus}},
 		{name: "environment", env: map[string]string{"ADDR": ":9090", "METRICS_ADDR": "127.0.0.1:9100", "MAX_BODY_BYTES": "1024", "SHUTDOWN_DELAY": "0s", "SHUTDOWN_TIMEOUT": "3s", "LOG_LEVEL": "debug"},
-			want: Config{Addr: ":9090", MetricsAddr: "127.0.0.1:9100", Options: webhook.Options{MaxBodyBytes: 1024, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, CacheBytes: 1 << 20}, MaxConnections: 128, ShutdownTimeout: 3 * time.Second, LogLevel: "debug", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second}},
+			want: Config{Addr: ":9090", MetricsAddr: "127.0.0.1:9100", Options: webhook.Options{MaxBodyBytes: 1024, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, CacheBytes: 1 << 20}, MaxConnections: 128, ShutdownTimeout: 3 * time.Second, LogLevel: "debug", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second, Prometheus: defaultPrometheus}},
 		{name: "flags win over environment", args: []string{"--addr", "127.0.0.1:7000"}, env: map[string]string{"ADDR": ":9090"},
-			want: Config{Addr: "127.0.0.1:7000", MetricsAddr: ":9090", Options: webhook.Options{MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, CacheBytes: 1 << 20}, MaxConnections: 128, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second}},
+			want: Config{Addr: "127.0.0.1:7000", MetricsAddr: ":9090", Options: webhook.Options{MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, CacheBytes: 1 << 20}, MaxConnections: 128, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second, Prometheus: defaultPrometheus}},
 		{name: "limits from the environment", env: map[string]string{"MAX_CONNECTIONS": "16", "BODY_TIMEOUT": "3s", "INFLIGHT_WAIT": "1s"},
-			want: Config{Addr: ":8080", MetricsAddr: ":9090", Options: webhook.Options{MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: time.Second, BodyTimeout: 3 * time.Second, CacheBytes: 1 << 20}, MaxConnections: 16, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second}},
+			want: Config{Addr: ":8080", MetricsAddr: ":9090", Options: webhook.Options{MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: time.Second, BodyTimeout: 3 * time.Second, CacheBytes: 1 << 20}, MaxConnections: 16, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second, Prometheus: defaultPrometheus}},
 		{name: "no connection bound", args: []string{"--max-connections", "-1"},
-			want: Config{Addr: ":8080", MetricsAddr: ":9090", Options: webhook.Options{MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, CacheBytes: 1 << 20}, MaxConnections: -1, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second}},
+			want: Config{Addr: ":8080", MetricsAddr: ":9090", Options: webhook.Options{MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, CacheBytes: 1 << 20}, MaxConnections: -1, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second, Prometheus: defaultPrometheus}},
 		{name: "client certificate names from the environment", env: map[string]string{"TLS_CERT_FILE": "t.crt", "TLS_KEY_FILE": "t.key", "CLIENT_CA_FILE": "ca.crt", "CLIENT_CERT_NAMES": "metacontroller.metacontroller.svc, other"},
-			want: Config{Addr: ":8080", MetricsAddr: ":9090", Options: webhook.Options{MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, CacheBytes: 1 << 20, ClientCertNames: []string{"metacontroller.metacontroller.svc", "other"}}, MaxConnections: 128, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second, TLSCertFile: "t.crt", TLSKeyFile: "t.key", ClientCAFile: "ca.crt"}},
+			want: Config{Addr: ":8080", MetricsAddr: ":9090", Options: webhook.Options{MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, CacheBytes: 1 << 20, ClientCertNames: []string{"metacontroller.metacontroller.svc", "other"}}, MaxConnections: 128, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second, Prometheus: defaultPrometheus, TLSCertFile: "t.crt", TLSKeyFile: "t.key", ClientCAFile: "ca.crt"}},
 		{name: "a default security profile from the environment", env: map[string]string{"DEFAULT_SECURITY_PROFILE": "restricted"},
-			want: Config{Addr: ":8080", MetricsAddr: ":9090", Options: webhook.Options{MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, CacheBytes: 1 << 20}, MaxConnections: 128, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second, DefaultSecurityProfile: "restricted"}},
+			want: Config{Addr: ":8080", MetricsAddr: ":9090", Options: webhook.Options{MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, CacheBytes: 1 << 20}, MaxConnections: 128, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second, Prometheus: defaultPrometheus, DefaultSecurityProfile: "restricted"}},
 		{name: "an unknown default security profile", args: []string{"--default-security-profile", "baseline"}, wantErr: `-default-security-profile must be restricted, none or empty, got "baseline"`},
 		{name: "a default gateway from the environment", env: map[string]string{"DEFAULT_GATEWAY": "infra/public/https"},
-			want: Config{Addr: ":8080", MetricsAddr: ":9090", Options: webhook.Options{MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, CacheBytes: 1 << 20}, MaxConnections: 128, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second, DefaultGateway: "infra/public/https"}},
+			want: Config{Addr: ":8080", MetricsAddr: ":9090", Options: webhook.Options{MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, CacheBytes: 1 << 20}, MaxConnections: 128, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second, Prometheus: defaultPrometheus, DefaultGateway: "infra/public/https"}},
 		{name: "a default gateway without a namespace", args: []string{"--default-gateway", "public"}, wantErr: `-default-gateway: "public" is not namespace/name or namespace/name/section`},
 		{name: "a default gateway with a bad name", args: []string{"--default-gateway", "infra/Public"}, wantErr: `-default-gateway: "infra/Public": name "Public": a lowercase RFC 1123 subdomain`},
 		{name: "a default gateway with a bad namespace", args: []string{"--default-gateway", "in.fra/public"}, wantErr: `-default-gateway: "in.fra/public": namespace "in.fra": must not contain dots`},
 		{name: "a default gateway with too many parts", args: []string{"--default-gateway", "a/b/c/d"}, wantErr: `is not namespace/name or namespace/name/section`},
+		{name: "analysis from the environment", env: map[string]string{"PROMETHEUS_URL": "https://prometheus.monitoring:9090", "PROMETHEUS_TOKEN_FILE": "/t", "PROMETHEUS_CA_FILE": "/ca", "ANALYSIS_GATEWAY": "istio", "ANALYSIS_TEMPLATES": "/tpl.yaml", "ANALYSIS_QUERY_TIMEOUT": "1500ms", "ANALYSIS_MAX_CONCURRENT_QUERIES": "4"},
+			want: Config{Addr: ":8080", MetricsAddr: ":9090", Options: webhook.Options{MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, CacheBytes: 1 << 20}, MaxConnections: 128, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second,
+				Prometheus: analysis.Config{URL: "https://prometheus.monitoring:9090", TokenFile: "/t", CAFile: "/ca", Gateway: "istio", TemplatesFile: "/tpl.yaml", QueryTimeout: 1500 * time.Millisecond, MaxConcurrentQueries: 4}}},
+		{name: "a Prometheus token without a URL", args: []string{"--prometheus-token-file", "/t"}, wantErr: "-prometheus-token-file needs -prometheus-url"},
+		{name: "templates without a URL", args: []string{"--analysis-templates", "/t"}, wantErr: "-analysis-templates needs -prometheus-url"},
+		{name: "a Prometheus URL with a password", args: []string{"--prometheus-url", "http://u:s3cret@prometheus"}, wantErr: "-prometheus-url: must hold no user or password"},
+		{name: "a Prometheus URL without a scheme", args: []string{"--prometheus-url", "prometheus:9090"}, wantErr: "-prometheus-url: the scheme must be http or https"},
+		{name: "an unknown gateway", args: []string{"--analysis-gateway", "nginx"}, wantErr: `-analysis-gateway: "nginx" is not one of istio, traefik`},
+		{name: "a query timeout past 2s", args: []string{"--analysis-query-timeout", "3s"}, wantErr: "-analysis-query-timeout must be positive and at most 2s, got 3s"},
+		{name: "no query slot", args: []string{"--analysis-max-concurrent-queries", "0"}, wantErr: "-analysis-max-concurrent-queries must be positive, got 0"},
 		{name: "no connection bound of 0", args: []string{"--max-connections", "0"}, wantErr: "-max-connections must not be 0"},
 		{name: "a wait as long as the body timeout", args: []string{"--inflight-wait", "5s"}, wantErr: "-inflight-wait must be positive and shorter than -body-timeout (5s), got 5s"},
 		{name: "a body timeout past the read timeout", args: []string{"--body-timeout", "20s"}, wantErr: "-body-timeout must be positive and at most the server's read timeout of 15s, got 20s"},
@@ -59,7 +73,7 @@ func TestParseFlags(t *testing.T) {
 		{name: "no in-flight bound of 0", args: []string{"--max-inflight-body-bytes", "0"}, wantErr: "-max-inflight-body-bytes must not be 0"},
 		{name: "bad log level", args: []string{"--log-level", "loud"}, wantErr: "-log-level"},
 		{name: "stray argument", args: []string{"serve"}, wantErr: "unexpected arguments: serve"},
-		{name: "no metrics", args: []string{"--metrics-addr="}, want: Config{Addr: ":8080", Options: webhook.Options{MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, CacheBytes: 1 << 20}, MaxConnections: 128, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second}},
+		{name: "no metrics", args: []string{"--metrics-addr="}, want: Config{Addr: ":8080", Options: webhook.Options{MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, CacheBytes: 1 << 20}, MaxConnections: 128, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second, Prometheus: defaultPrometheus}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -410,3 +424,62 @@ func TestTokenFile(t *testing.T) {
 		t.Error("Open with a missing token file succeeded; want an error, never an open hook")
 	}
 }
+
+// TestAnalysisFlags starts the real server with a Prometheus and a templates file: the analysis's
+// metrics are served with the hook's, a templates file rewritten is taken up without a restart,
+// and a templates file that does not parse stops the server from starting, naming it.
+func TestAnalysisFlags(t *testing.T) {
+	dir := t.TempDir()
+	templates := filepath.Join(dir, "templates.yaml")
+	if err := os.WriteFile(templates, []byte("templates:\n- name: budget\n  query: up\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	m := NewMain(writerFunc(func(b []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return logs.Write(b) }))
+	args := []string{"--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--shutdown-delay", "0s",
+		"--prometheus-url", "http://127.0.0.1:1", "--analysis-templates", templates}
+	if err := m.ParseFlags(args, func(string) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	m.Config.ReloadInterval = 20 * time.Millisecond
+	if err := m.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if v := metricValue(t, m, `webapp_hook_analysis_queries_total{outcome="ok"}`); v != 0 {
+		t.Errorf("queries ok = %v; want 0", v)
+	}
+	if err := os.WriteFile(templates, []byte("templates:\n- name: budget\n  query: up\n- name: latency\n  query: up\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		mu.Lock()
+		done := strings.Contains(logs.String(), `"templates":["budget","latency"]`)
+		mu.Unlock()
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the rewritten templates were not taken up within 3s:\n%s", logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	if err := os.WriteFile(templates, []byte("templates: [{name: Bad, query: up}]"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := NewMain(io.Discard)
+	if err := bad.ParseFlags(args, func(string) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	if err := bad.Open(); err == nil || !strings.Contains(err.Error(), templates) {
+		bad.Close()
+		t.Errorf("Open with a bad templates file: %v; want an error naming it", err)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"maps"
 	"net/url"
 	"os"
@@ -18,6 +19,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/example/webapp-operator/analysis"
 	"github.com/example/webapp-operator/sync"
 )
 
@@ -365,5 +367,78 @@ func TestGatewayAPIComponent(t *testing.T) {
 	}
 	if len(want) == 0 || !slices.Equal(got, want) {
 		t.Errorf("the component adds %v; want the kinds of sync.Kinds in it, %v", got, want)
+	}
+}
+
+// TestAnalysisComponent checks that metacontroller/analysis passes flags the hook takes, mounts
+// its templates ConfigMap where --analysis-templates looks, with templates the hook can read, and
+// lets the hook out to Prometheus on the port of --prometheus-url.
+func TestAnalysisComponent(t *testing.T) {
+	b, err := os.ReadFile("../../metacontroller/analysis/kustomization.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Resources  []string
+		Patches    []struct {
+			Target struct{ Kind, Name string }
+			Patch  string
+		}
+	}
+	if err := yaml.UnmarshalStrict(b, &k); err != nil {
+		t.Fatal(err)
+	}
+	if k.Kind != "Component" || len(k.Patches) != 3 {
+		t.Fatalf("kind %q, %d patches; want a Component of three patches", k.Kind, len(k.Patches))
+	}
+	var ops []struct{ Op, Path, Value string }
+	if err := yaml.UnmarshalStrict([]byte(k.Patches[0].Patch), &ops); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{}
+	for _, op := range ops {
+		if op.Op != "add" || op.Path != "/spec/template/spec/containers/0/args/-" {
+			t.Errorf("op %+v; want an add at the end of the hook's args", op)
+		}
+		args = append(args, op.Value)
+	}
+	m := NewMain(io.Discard)
+	if err := m.ParseFlags(args, func(string) string { return "" }); err != nil {
+		t.Fatalf("the hook refuses the component's args %v: %v", args, err)
+	}
+	var dep appsv1.Deployment
+	if err := yaml.Unmarshal([]byte(k.Patches[1].Patch), &dep); err != nil {
+		t.Fatal(err)
+	}
+	spec := dep.Spec.Template.Spec
+	if len(spec.Containers) != 1 || len(spec.Containers[0].VolumeMounts) != 1 || len(spec.Volumes) != 1 || spec.Volumes[0].ConfigMap == nil {
+		t.Fatalf("the Deployment patch: %+v; want one ConfigMap volume, mounted", spec)
+	}
+	mount := spec.Containers[0].VolumeMounts[0]
+	if want := filepath.Dir(m.Config.Prometheus.TemplatesFile); mount.MountPath != want || !mount.ReadOnly || mount.Name != spec.Volumes[0].Name {
+		t.Errorf("mount %+v; want the volume read-only at %s, where --analysis-templates looks", mount, want)
+	}
+	var cm corev1.ConfigMap
+	cmBytes, err := os.ReadFile("../../metacontroller/analysis/templates.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict(cmBytes, &cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Name != spec.Volumes[0].ConfigMap.Name || !slices.Equal(k.Resources, []string{"templates.yaml"}) {
+		t.Errorf("ConfigMap %s, resources %v; want the one the volume names, %s", cm.Name, k.Resources, spec.Volumes[0].ConfigMap.Name)
+	}
+	if _, err := analysis.ParseTemplates([]byte(cm.Data[filepath.Base(m.Config.Prometheus.TemplatesFile)])); err != nil {
+		t.Errorf("the ConfigMap's templates: %v", err)
+	}
+	u, err := url.Parse(m.Config.Prometheus.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(k.Patches[2].Patch, "port: "+u.Port()) || k.Patches[2].Target.Kind != "NetworkPolicy" {
+		t.Errorf("the NetworkPolicy patch lets the hook out to no port %s:\n%s", u.Port(), k.Patches[2].Patch)
 	}
 }

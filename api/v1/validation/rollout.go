@@ -9,9 +9,10 @@ import (
 )
 
 // validateRollout reports a canary without steps or with too many, a step's weight or
-// pauseSeconds out of range, weights that do not rise strictly, and a maxFailedChecks out of
-// range, and spec.podLabels that set webappv1.LabelTrack, which marks the canary's pods. A nil
-// rollout, or one without canary, is valid. fld is the spec's path.
+// pauseSeconds out of range, weights that do not rise strictly, a maxFailedChecks or scaleDownDelaySeconds out of range,
+// an analysis the CRD would refuse (validateAnalysis), and spec.podLabels that set
+// webappv1.LabelTrack, which marks the canary's pods. A nil rollout, or one without canary, is
+// valid. fld is the spec's path.
 func validateRollout(spec *webappv1.WebAppSpec, fld *field.Path) field.ErrorList {
 	r := spec.Rollout
 	if r == nil || r.Canary == nil {
@@ -37,5 +38,7 @@ func validateRollout(spec *webappv1.WebAppSpec, fld *field.Path) field.ErrorList
 		}
 		errs = append(errs, validateRange(s.PauseSeconds, 0, webappv1.MaxCanaryPauseSeconds, at.Child("pauseSeconds"))...)
 	}
-	return append(errs, validateRange(c.MaxFailedChecks, 1, webappv1.MaxFailedChecksLimit, fld.Child("maxFailedChecks"))...)
+	errs = append(errs, validateRange(c.MaxFailedChecks, 1, webappv1.MaxFailedChecksLimit, fld.Child("maxFailedChecks"))...)
+	errs = append(errs, validateRange(c.ScaleDownDelaySeconds, 0, webappv1.MaxScaleDownDelaySeconds, fld.Child("scaleDownDelaySeconds"))...)
+	return append(errs, validateAnalysis(c.Analysis, fld.Child("analysis"))...)
 }

@@ -1,0 +1,103 @@
+package analysis
+
+import (
+	"container/list"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	stdsync "sync"
+	"time"
+
+	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/canary"
+)
+
+// maxCached bounds the measurements kept: two per WebApp (the current check and the previous)
+// for 4,096 WebApps mid-canary, each a few hundred bytes.
+const maxCached = 8192
+
+// cacheKey names a check: the WebApp, the check's time, and its analysis, by a SHA-256 of each
+// part length-prefixed, so that no two checks share a key. A WebApp that changes its analysis
+// mid-interval is measured anew; one deleted and made again under its name within two intervals,
+// with the same analysis, gets the measurement of its namesake's check, as any replica would
+// have recorded it.
+func cacheKey(parent Parent, a *webappv1.CanaryAnalysis, at time.Time) string {
+	spec, _ := json.Marshal(a) // plain data: it cannot fail
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(parent.Namespace), []byte(parent.Name), binary.BigEndian.AppendUint64(nil, uint64(at.Unix())), spec} {
+		h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(part))))
+		h.Write(part)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// measurements keeps measurements until they expire, at most max of them, the oldest put going
+// first when full. It is safe for concurrent use.
+type measurements struct {
+	max int
+
+	mu      stdsync.Mutex
+	order   *list.List // of *cached, oldest first
+	entries map[string]*list.Element
+}
+
+type cached struct {
+	key     string
+	m       canary.Measurement
+	expires time.Time
+}
+
+func newMeasurements(max int) *measurements {
+	return &measurements{max: max, order: list.New(), entries: map[string]*list.Element{}}
+}
+
+// get returns the measurement kept for key, unless it expired by now.
+func (c *measurements) get(key string, now time.Time) (canary.Measurement, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.entries[key]
+	if !ok {
+		return canary.Measurement{}, false
+	}
+	e := el.Value.(*cached)
+	if !now.Before(e.expires) {
+		c.order.Remove(el)
+		delete(c.entries, key)
+		return canary.Measurement{}, false
+	}
+	return e.m, true
+}
+
+// put keeps m for key until expires, dropping what expired by now and, when still full, the
+// oldest.
+func (c *measurements) put(key string, m canary.Measurement, expires, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.entries[key]; ok {
+		c.order.Remove(el)
+		delete(c.entries, key)
+	}
+	if len(c.entries) >= c.max {
+		for el := c.order.Front(); el != nil; {
+			next := el.Next()
+			if e := el.Value.(*cached); !now.Before(e.expires) {
+				c.order.Remove(el)
+				delete(c.entries, e.key)
+			}
+			el = next
+		}
+	}
+	for len(c.entries) >= c.max {
+		old := c.order.Remove(c.order.Front()).(*cached)
+		delete(c.entries, old.key)
+	}
+	c.entries[key] = c.order.PushBack(&cached{key: key, m: m, expires: expires})
+}
+
+// len is how many measurements are kept.
+func (c *measurements) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}

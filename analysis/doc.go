@@ -1,0 +1,23 @@
+// Package analysis measures a canary's analysis from Prometheus: the edge's half of
+// spec.rollout.canary.analysis, whose other half, deciding from a measurement, is the pure
+// machine of package canary.
+//
+// Its one job is to turn a check that canary.Due says is due into a canary.Measurement. For each
+// check it renders one PromQL expression that yields every value the check needs as a series of
+// its own, told apart by the labels value, metric and track that label_replace adds, joined with
+// "or" (Query); it evaluates that expression as one instant query at the check's time, so that
+// every replica of the hook gets the same answer; and it reads the series back into
+// canary.Values (read).
+//
+// The values come from the Gateway's own request metrics (the built-ins, Gateway says whose) or
+// from templates the platform team wrote (Templates). A WebApp names no URL and no PromQL: only a
+// built-in metric or a template by name, and every name of it a query holds is escaped as a
+// label value (Label), so that a query selects only that WebApp's own backends.
+//
+// Prometheus is bounded (Prometheus.Measure): a query has at most MaxQueryTimeout, waiting for
+// one of the MaxConcurrentQueries slots included; a WebApp's check is queried once per interval
+// however often Metacontroller calls (the measurement cache, with calls in flight shared); a
+// Prometheus that is slow, down or wrong makes a measurement whose Error says so in a sentence
+// that names no URL, token or query, and the check inconclusive, never failed. The details go to
+// the log.
+package analysis

@@ -1,0 +1,500 @@
+package analysis
+
+import (
+	"bytes"
+	"context"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	stdsync "sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/canary"
+)
+
+// at is a check time: a whole multiple of the default 30 s interval.
+var at = time.Unix(1_700_000_010, 0).UTC()
+
+var successRate = webappv1.CanaryAnalysis{Metrics: []webappv1.CanaryMetric{
+	{Name: "request-success-rate", ThresholdRange: webappv1.ThresholdRange{Min: ptr(99.0)}},
+}}
+
+// sample is one series of an answer: its labels as value/metric/track, and its value as
+// Prometheus writes it ("NaN" included).
+type sample struct{ value, metric, track, v string }
+
+// vectorJSON is a Prometheus query answer of samples, at at.
+func vectorJSON(samples ...sample) string {
+	var parts []string
+	for _, s := range samples {
+		labels := fmt.Sprintf(`"value":%q,"track":%q`, s.value, s.track)
+		if s.metric != "" {
+			labels += fmt.Sprintf(`,"metric":%q`, s.metric)
+		}
+		parts = append(parts, fmt.Sprintf(`{"metric":{%s},"value":[%d,%q]}`, labels, at.Unix(), s.v))
+	}
+	return `{"status":"success","data":{"resultType":"vector","result":[` + strings.Join(parts, ",") + `]}}`
+}
+
+// server is a fake Prometheus: it answers every query with answer, and records what it was asked.
+type server struct {
+	*httptest.Server
+	queries atomic.Int64
+	mu      stdsync.Mutex
+	form    map[string][]string
+	auth    string
+}
+
+func newServer(t *testing.T, code int, answer string) *server {
+	s := &server{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.queries.Add(1)
+		r.ParseForm()
+		s.mu.Lock()
+		s.form, s.auth = r.PostForm, r.Header.Get("Authorization")
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		io.WriteString(w, answer)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func mustNew(t *testing.T, c Config) *Prometheus {
+	t.Helper()
+	p, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestMeasure(t *testing.T) {
+	compared := webappv1.CanaryAnalysis{Metrics: []webappv1.CanaryMetric{
+		{Name: "request-success-rate", ThresholdRange: webappv1.ThresholdRange{Min: ptr(99.0)}, Stable: &webappv1.StableComparison{MaxDifference: 1}},
+		{Name: "budget", TemplateRef: &webappv1.MetricTemplateRef{Name: "budget"}, ThresholdRange: webappv1.ThresholdRange{Max: ptr(1.0)}},
+		{Name: "nope", TemplateRef: &webappv1.MetricTemplateRef{Name: "nope"}, ThresholdRange: webappv1.ThresholdRange{Max: ptr(1.0)}},
+	}}
+	templates := filepath.Join(t.TempDir(), "templates.yaml")
+	os.WriteFile(templates, []byte("templates:\n- name: budget\n  query: sum(x{s=\"{{.Service}}\"})\n"), 0o600)
+	for _, tc := range []struct {
+		name           string
+		a              webappv1.CanaryAnalysis
+		answer         string
+		canary, stable canary.Values
+	}{
+		{
+			name:   "every value",
+			a:      successRate,
+			answer: vectorJSON(sample{"requests", "", "canary", "120.4"}, sample{"metric", "request-success-rate", "canary", "99.5"}),
+			canary: canary.Values{Requests: ptr(120.4), Metrics: map[string]float64{"request-success-rate": 99.5}},
+		},
+		{
+			name:   "NaN is no data",
+			a:      successRate,
+			answer: vectorJSON(sample{"requests", "", "canary", "0"}, sample{"metric", "request-success-rate", "canary", "NaN"}),
+			canary: canary.Values{Requests: ptr(0.0)},
+		},
+		{
+			name:   "no series is no data",
+			a:      successRate,
+			answer: vectorJSON(),
+		},
+		{
+			name: "compared with the stable version; a template that does not aggregate; an unknown template",
+			a:    compared,
+			answer: vectorJSON(
+				sample{"requests", "", "canary", "50"}, sample{"requests", "", "stable", "200"},
+				sample{"metric", "request-success-rate", "canary", "90"}, sample{"metric", "request-success-rate", "stable", "+Inf"},
+				sample{"metric", "budget", "canary", "0.5"}, sample{"metric", "budget", "canary", "0.7"},
+				sample{"metric", "budget", "stable", "0.1"}, // asked for by no metric: kept, and read by none
+			),
+			canary: canary.Values{
+				Requests: ptr(50.0), Metrics: map[string]float64{"request-success-rate": 90},
+				Errors: map[string]string{
+					"budget": "its template's query gives more than one series: it must aggregate them into one",
+					"nope":   `template "nope": the hook's analysis templates define no such template`,
+				},
+			},
+			stable: canary.Values{Requests: ptr(200.0), Metrics: map[string]float64{"request-success-rate": math.Inf(1), "budget": 0.1}},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newServer(t, http.StatusOK, tc.answer)
+			p := mustNew(t, Config{URL: s.URL, TemplatesFile: templates})
+			got := p.Measure(context.Background(), Parent{"shop", "web"}, &tc.a, at)
+			want := canary.Measurement{At: at, Window: 30 * time.Second, Canary: tc.canary, Stable: tc.stable}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("got  %s\nwant %s", show(got), show(want))
+			}
+			query, _ := Query(&Traefik, p.templates, "shop", "web", &tc.a)
+			if q, tm := s.form["query"], s.form["time"]; len(q) != 1 || q[0] != query || len(tm) != 1 || tm[0] != "1700000010" {
+				t.Errorf("asked for %q at %q; want Query's one query at the check's time, 1700000010", q, tm)
+			}
+		})
+	}
+}
+
+// show writes a measurement with its pointers followed.
+func show(m canary.Measurement) string {
+	f := func(v canary.Values) string {
+		r := "nil"
+		if v.Requests != nil {
+			r = fmt.Sprint(*v.Requests)
+		}
+		return fmt.Sprintf("{requests %s, metrics %v, errors %v}", r, v.Metrics, v.Errors)
+	}
+	return fmt.Sprintf("{at %s, window %s, error %q, canary %s, stable %s}", m.At, m.Window, m.Error, f(m.Canary), f(m.Stable))
+}
+
+// TestMeasureErrors checks that what goes wrong is a sentence for the status that names no URL,
+// token or query, and that neither it nor the log holds the token.
+func TestMeasureErrors(t *testing.T) {
+	const token = "s3cret-Token-Value"
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	os.WriteFile(tokenFile, []byte(token+"\n"), 0o600)
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	for _, tc := range []struct {
+		name string
+		url  func(t *testing.T) string
+		want string
+	}{
+		{"HTTP 503", func(t *testing.T) string { return newServer(t, 503, "overloaded at http://internal:9090").URL }, "Prometheus answered HTTP 503"},
+		{"HTTP 401", func(t *testing.T) string { return newServer(t, 401, "no").URL }, "Prometheus answered HTTP 401"},
+		{"bad_data", func(t *testing.T) string {
+			return newServer(t, 400, `{"status":"error","errorType":"bad_data","error":"parse error at char 5"}`).URL
+		}, "Prometheus refused the query (bad_data)"},
+		{"execution", func(t *testing.T) string {
+			return newServer(t, 422, `{"status":"error","errorType":"execution","error":"many-to-many"}`).URL
+		}, "Prometheus refused the query (execution)"},
+		{"an odd error type", func(t *testing.T) string {
+			return newServer(t, 422, `{"status":"error","errorType":"Bad \"type\"","error":"x"}`).URL
+		}, "Prometheus refused the query (error)"},
+		{"not JSON", func(t *testing.T) string { return newServer(t, 200, "<html>").URL }, "Prometheus answered something other than a query result"},
+		{"a scalar", func(t *testing.T) string {
+			return newServer(t, 200, `{"status":"success","data":{"resultType":"scalar","result":[1,"1"]}}`).URL
+		}, "Prometheus answered something other than the series asked for"},
+		{"a series without our labels", func(t *testing.T) string {
+			return newServer(t, 200, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"x":"y"},"value":[1,"1"]}]}}`).URL
+		}, "Prometheus answered something other than the series asked for"},
+		{"connection refused", func(t *testing.T) string { return closed.URL }, "cannot reach Prometheus (connection refused)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			url := tc.url(t)
+			p := mustNew(t, Config{URL: url + "/prom", TokenFile: tokenFile, Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+			got := p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, at)
+			if got.Error != tc.want {
+				t.Errorf("Error = %q; want %q", got.Error, tc.want)
+			}
+			if strings.Contains(got.Error, token) || strings.Contains(got.Error, "127.0.0.1") || strings.Contains(got.Error, "traefik") {
+				t.Errorf("Error %q names the token, the URL or the query", got.Error)
+			}
+			if strings.Contains(logs.String(), token) {
+				t.Errorf("the log holds the token:\n%s", logs.String())
+			}
+			if !strings.Contains(logs.String(), "analysis query") {
+				t.Errorf("the details are not logged:\n%s", logs.String())
+			}
+		})
+	}
+}
+
+func TestMeasureSendsToken(t *testing.T) {
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	os.WriteFile(tokenFile, []byte("  first\n"), 0o600)
+	s := newServer(t, 200, vectorJSON())
+	p := mustNew(t, Config{URL: s.URL, TokenFile: tokenFile})
+	p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, at)
+	if s.auth != "Bearer first" {
+		t.Errorf("Authorization = %q; want Bearer first", s.auth)
+	}
+	os.WriteFile(tokenFile, []byte("second"), 0o600)
+	if changed, err := p.Reload(); !changed || err != nil {
+		t.Fatalf("Reload = %t, %v; want a change", changed, err)
+	}
+	p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, at.Add(30*time.Second))
+	if s.auth != "Bearer second" {
+		t.Errorf("after a reload, Authorization = %q; want Bearer second", s.auth)
+	}
+	if changed, err := p.Reload(); changed || err != nil {
+		t.Errorf("Reload of the same files = %t, %v; want no change", changed, err)
+	}
+	os.Remove(tokenFile)
+	if _, err := p.Reload(); err == nil || p.ReloadErrors() != 1 {
+		t.Errorf("Reload of a missing file = %v, %d errors; want an error counted", err, p.ReloadErrors())
+	}
+	p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, at.Add(60*time.Second))
+	if s.auth != "Bearer second" {
+		t.Errorf("after a failed reload, Authorization = %q; want the token in force, Bearer second", s.auth)
+	}
+}
+
+func TestReloadTemplatesAndCA(t *testing.T) {
+	dir := t.TempDir()
+	templates, ca := filepath.Join(dir, "templates.yaml"), filepath.Join(dir, "ca.pem")
+	os.WriteFile(templates, []byte("templates:\n- name: a\n  query: up\n"), 0o600)
+	s := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, vectorJSON()) }))
+	defer s.Close()
+	var pemBuf bytes.Buffer
+	pemEncode(&pemBuf, s.Certificate().Raw)
+	os.WriteFile(ca, pemBuf.Bytes(), 0o600)
+	p := mustNew(t, Config{URL: s.URL, CAFile: ca, TemplatesFile: templates})
+	if got := p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, at); got.Error != "" {
+		t.Fatalf("over TLS with the server's CA: %q", got.Error)
+	}
+	if got := p.Templates(); !reflect.DeepEqual(got, []string{"a"}) {
+		t.Errorf("templates %v; want [a]", got)
+	}
+	os.WriteFile(templates, []byte("templates:\n- name: a\n  query: up\n- name: b\n  query: up\n"), 0o600)
+	if changed, err := p.Reload(); !changed || err != nil || !reflect.DeepEqual(p.Templates(), []string{"a", "b"}) {
+		t.Errorf("Reload = %t, %v, templates %v; want a and b", changed, err, p.Templates())
+	}
+	os.WriteFile(templates, []byte("templates: [{name: A}]"), 0o600)
+	if _, err := p.Reload(); err == nil || !reflect.DeepEqual(p.Templates(), []string{"a", "b"}) {
+		t.Errorf("Reload of a bad file = %v, templates %v; want an error and a and b kept", err, p.Templates())
+	}
+	os.WriteFile(templates, []byte("templates: []"), 0o600)
+	os.WriteFile(ca, []byte("not a certificate"), 0o600)
+	if _, err := p.Reload(); err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
+		t.Errorf("Reload of a bad CA = %v; want no PEM certificate", err)
+	}
+
+	untrusted := mustNew(t, Config{URL: s.URL})
+	if got := untrusted.Measure(context.Background(), Parent{"shop", "web"}, &successRate, at); got.Error != "cannot reach Prometheus (its TLS certificate is not trusted)" {
+		t.Errorf("without the CA: %q", got.Error)
+	}
+}
+
+// TestMeasureTimeout checks that a Prometheus that does not answer holds a call no longer than
+// the query timeout, and makes the check's measurement an Error that says so.
+func TestMeasureTimeout(t *testing.T) {
+	release := make(chan struct{})
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer s.Close()
+	defer close(release)
+	p := mustNew(t, Config{URL: s.URL, QueryTimeout: 100 * time.Millisecond})
+	start := time.Now()
+	got := p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, at)
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("Measure took %s; want about the 100ms timeout", took)
+	}
+	if want := "Prometheus did not answer within 100ms"; got.Error != want {
+		t.Errorf("Error = %q; want %q", got.Error, want)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	got = p.Measure(ctx, Parent{"shop", "other"}, &successRate, at)
+	if want := "the hook call ended before Prometheus answered"; got.Error != want {
+		t.Errorf("with the call's context ending first, Error = %q; want %q", got.Error, want)
+	}
+}
+
+// blockingRoundTripper answers a query once release is closed, or fails it when its context ends
+// first; it counts the queries in flight and the most there were at once.
+type blockingRoundTripper struct {
+	release           chan struct{}
+	inflight, maxSeen atomic.Int64
+	calls             atomic.Int64
+}
+
+func (b *blockingRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	b.calls.Add(1)
+	n := b.inflight.Add(1)
+	defer b.inflight.Add(-1)
+	for {
+		m := b.maxSeen.Load()
+		if n <= m || b.maxSeen.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	select {
+	case <-req.Context().Done():
+		return nil, req.Context().Err()
+	case <-b.release:
+		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader(vectorJSON(sample{"requests", "", "canary", "1"}))), Request: req}, nil
+	}
+}
+
+func TestMeasureConcurrencyBound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := &blockingRoundTripper{release: make(chan struct{})}
+		p, err := newPrometheus(Config{URL: "http://prometheus:9090", MaxConcurrentQueries: 2}.withDefaults(), rt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg stdsync.WaitGroup
+		results := make([]canary.Measurement, 6)
+		for i := range results {
+			wg.Go(func() { results[i] = p.Measure(t.Context(), Parent{"shop", fmt.Sprint("web", i)}, &successRate, at) })
+		}
+		synctest.Wait()
+		if n := rt.inflight.Load(); n != 2 {
+			t.Errorf("%d queries in flight; want the bound, 2", n)
+		}
+		close(rt.release)
+		wg.Wait()
+		if n := rt.maxSeen.Load(); n != 2 {
+			t.Errorf("at most %d queries at once; want 2", n)
+		}
+		for i, m := range results {
+			if m.Error != "" || m.Canary.Requests == nil {
+				t.Errorf("call %d: %s", i, show(m))
+			}
+		}
+	})
+}
+
+// TestMeasureBusy checks that the wait for a slot counts against the query timeout: with one
+// slot held by a query Prometheus never answers, another check is an Error after the timeout, as
+// the first is, and neither call lasts longer.
+func TestMeasureBusy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := &blockingRoundTripper{release: make(chan struct{})}
+		p, err := newPrometheus(Config{URL: "http://prometheus:9090", MaxConcurrentQueries: 1}.withDefaults(), rt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		var wg stdsync.WaitGroup
+		var first, second canary.Measurement
+		wg.Go(func() { first = p.Measure(t.Context(), Parent{"shop", "a"}, &successRate, at) })
+		synctest.Wait()
+		wg.Go(func() { second = p.Measure(t.Context(), Parent{"shop", "b"}, &successRate, at) })
+		wg.Wait()
+		if took := time.Since(start); took != DefaultQueryTimeout {
+			t.Errorf("took %s; want the timeout, %s", took, DefaultQueryTimeout)
+		}
+		if want := "Prometheus did not answer within 2s"; first.Error != want {
+			t.Errorf("first: %q; want %q", first.Error, want)
+		}
+		if want := "the hook had 1 queries to Prometheus in flight, and this one could not start within 2s"; second.Error != want {
+			t.Errorf("second: %q; want %q", second.Error, want)
+		}
+		if n := rt.calls.Load(); n != 1 {
+			t.Errorf("%d queries sent; want 1", n)
+		}
+	})
+}
+
+// TestMeasureOncePerCheck checks that however often a check is asked for, at once or later,
+// Prometheus is queried once for it, until it expires two intervals after its time.
+func TestMeasureOncePerCheck(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := &blockingRoundTripper{release: make(chan struct{})}
+		p, err := newPrometheus(Config{URL: "http://prometheus:9090"}.withDefaults(), rt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := at
+		p.now = func() time.Time { return now }
+		var wg stdsync.WaitGroup
+		for range 20 {
+			wg.Go(func() { p.Measure(t.Context(), Parent{"shop", "web"}, &successRate, at) })
+		}
+		synctest.Wait()
+		close(rt.release)
+		wg.Wait()
+		for range 5 {
+			if m := p.Measure(t.Context(), Parent{"shop", "web"}, &successRate, at); m.Canary.Requests == nil {
+				t.Errorf("from memory: %s", show(m))
+			}
+		}
+		if n := rt.calls.Load(); n != 1 {
+			t.Errorf("%d queries for 25 calls of one check; want 1", n)
+		}
+		p.Measure(t.Context(), Parent{"shop", "web"}, &successRate, at.Add(30*time.Second))
+		other := successRate
+		other.WindowSeconds = ptr[int32](60)
+		p.Measure(t.Context(), Parent{"shop", "web"}, &other, at)
+		p.Measure(t.Context(), Parent{"shop", "web2"}, &successRate, at)
+		if n := rt.calls.Load(); n != 4 {
+			t.Errorf("%d queries; want 4: a new check time, a new analysis and another WebApp are each queried", n)
+		}
+		now = at.Add(60 * time.Second)
+		p.Measure(t.Context(), Parent{"shop", "web"}, &successRate, at)
+		if n := rt.calls.Load(); n != 5 {
+			t.Errorf("%d queries; want 5: a check two intervals old is queried again", n)
+		}
+	})
+}
+
+func TestMeasurementsBounded(t *testing.T) {
+	c := newMeasurements(3)
+	for i := range 5 {
+		c.put(fmt.Sprint(i), canary.Measurement{Error: fmt.Sprint(i)}, at.Add(time.Minute), at)
+	}
+	if c.len() != 3 {
+		t.Errorf("%d kept; want 3", c.len())
+	}
+	if _, ok := c.get("1", at); ok {
+		t.Error("the oldest is kept")
+	}
+	if m, ok := c.get("4", at); !ok || m.Error != "4" {
+		t.Errorf("the newest: %v, %t", m, ok)
+	}
+	if _, ok := c.get("4", at.Add(time.Minute)); ok {
+		t.Error("an expired one is kept")
+	}
+}
+
+func TestRead(t *testing.T) {
+	got, _, err := read(model.Vector{})
+	if err != nil || !reflect.DeepEqual(got, canary.Values{}) {
+		t.Errorf("an empty vector: %v, %v", got, err)
+	}
+	if _, _, err := read(&model.Scalar{}); err == nil {
+		t.Error("a scalar reads")
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		c       Config
+		wantErr string
+	}{
+		{Config{URL: "http://prometheus:9090"}, ""},
+		{Config{URL: "https://prometheus.monitoring.svc/prom", Gateway: "istio", QueryTimeout: time.Second, MaxConcurrentQueries: 1}, ""},
+		{Config{}, "URL: required"},
+		{Config{URL: "prometheus:9090"}, "URL: the scheme must be http or https"},
+		{Config{URL: "http://"}, "URL: no host"},
+		{Config{URL: "http://user:s3cret@prometheus"}, "URL: must hold no user or password"},
+		{Config{URL: "http://prometheus?x=1"}, "URL: must have no query"},
+		{Config{URL: "http://prometheus", Gateway: "nginx"}, `Gateway: "nginx" is not one of istio, traefik`},
+		{Config{URL: "http://prometheus", QueryTimeout: 3 * time.Second}, "QueryTimeout: must be positive and at most 2s"},
+		{Config{URL: "http://prometheus", MaxConcurrentQueries: -1}, "MaxConcurrentQueries"},
+	} {
+		err := tc.c.Validate()
+		if (tc.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("%+v: %v; want %q", tc.c, err, tc.wantErr)
+		}
+		if err != nil && strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("the error repeats the password: %v", err)
+		}
+	}
+}
+
+func pemEncode(w io.Writer, der []byte) { pem.Encode(w, &pem.Block{Type: "CERTIFICATE", Bytes: der}) }

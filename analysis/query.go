@@ -1,0 +1,262 @@
+package analysis
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	webappv1 "github.com/example/webapp-operator/api/v1"
+)
+
+// The labels that tell the series of a check's one query apart, added by label_replace.
+const (
+	// labelValue is "requests" for a version's request count, "metric" for a metric's value.
+	labelValue = "value"
+	// labelMetric is the metric's name, on a "metric" series.
+	labelMetric = "metric"
+	// labelTrack is "canary" or "stable": the version measured.
+	labelTrack = "track"
+
+	valueRequests = "requests"
+	valueMetric   = "metric"
+	trackCanary   = "canary"
+	trackStable   = "stable"
+)
+
+// Quote writes s as a PromQL double-quoted string literal, quotes included. PromQL reads string
+// literals with Go's escapes, so strconv.Quote's output reads back as s exactly, whatever s holds:
+// a quote, a backslash, a newline or "}" stays inside the literal.
+func Quote(s string) string { return strconv.Quote(s) }
+
+// escape is s escaped for inside a PromQL double-quoted string: Quote without its quotes.
+func escape(s string) string {
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
+}
+
+// Label is a name a query is given (a namespace, a WebApp's name, a Service's), for use inside a
+// double-quoted label matcher of a template. Printed ({{.Name}}), it is escaped for an equality
+// matcher (= and !=): name="{{.Name}}". Its Regex ({{.Name.Regex}}) is also regexp-quoted, for a
+// regular-expression matcher (=~ and !~), in which Prometheus anchors the whole value:
+// service=~"{{.Namespace.Regex}}-.+". Either way the value cannot end the string it is in, nor
+// match more than itself.
+type Label string
+
+// String is l escaped for inside a double-quoted PromQL string.
+func (l Label) String() string { return escape(string(l)) }
+
+// Regex is l regexp-quoted (regexp.QuoteMeta), then escaped for inside a double-quoted PromQL
+// string: it matches l and nothing else.
+func (l Label) Regex() string { return escape(regexp.QuoteMeta(string(l))) }
+
+// Window writes d as a PromQL duration in whole seconds, "60s"; at least "1s".
+func Window(d time.Duration) string {
+	return strconv.FormatInt(max(int64(d/time.Second), 1), 10) + "s"
+}
+
+// Gateway is one Gateway implementation's request metrics, from which the built-in metrics are
+// measured.
+type Gateway struct {
+	// Name is what --analysis-gateway calls it.
+	Name string
+	// Requests is the counter of requests, with a label for the response's status code.
+	Requests string
+	// Code is the status code label of Requests.
+	Code string
+	// Buckets is the histogram of request durations, its _bucket series.
+	Buckets string
+	// Scale turns the histogram's unit into milliseconds: 1000 for seconds.
+	Scale float64
+	// Selector is the label matchers, without braces, that select the requests a route sends to
+	// one Service: namespace ns, route, and service svc.
+	Selector func(ns, route, svc string) string
+}
+
+// Traefik is Traefik v3's Gateway API provider (kubernetesgateway). Its service label names the
+// route's router and the backend:
+//
+//	httproute-<ns>-<route>-gw-<gateway ns>-<gateway>-ep-<entrypoint>-<rule>-<hash>-svc-<ns>-<service>-<backend>@kubernetesgateway
+//
+// where the router's part (up to the hash) has every run of characters other than letters and
+// digits turned into one '-' (Traefik's provider.Normalize), and the hash, 10 bytes of a SHA-256
+// over the router's parts and its match rule, in hex. The selector fixes the route's namespace
+// and name at the start and the Service at the end; the Gateway, its listener and the hash may be
+// anything. docs/security.md says what that leaves ambiguous.
+var Traefik = Gateway{
+	Name:     "traefik",
+	Requests: "traefik_service_requests_total",
+	Code:     "code",
+	Buckets:  "traefik_service_request_duration_seconds_bucket",
+	Scale:    1000,
+	Selector: func(ns, route, svc string) string {
+		re := "httproute-" + regexp.QuoteMeta(normalize(ns)+"-"+normalize(route)) + "-gw-.+-ep-.+-[0-9]+-[0-9a-f]+" +
+			"-svc-" + regexp.QuoteMeta(ns) + "-" + regexp.QuoteMeta(svc) + "-[0-9]+@kubernetesgateway"
+		return "service=~" + Quote(re)
+	},
+}
+
+// Istio is Istio's standard metrics, as the destination's proxy reports them.
+var Istio = Gateway{
+	Name:     "istio",
+	Requests: "istio_requests_total",
+	Code:     "response_code",
+	Buckets:  "istio_request_duration_milliseconds_bucket",
+	Scale:    1,
+	Selector: func(ns, route, svc string) string {
+		return `reporter="destination", destination_service_namespace=` + Quote(ns) + `, destination_service_name=` + Quote(svc)
+	},
+}
+
+// Gateways are the Gateway implementations whose metrics the built-ins read, by name.
+var Gateways = map[string]*Gateway{Traefik.Name: &Traefik, Istio.Name: &Istio}
+
+// normalize is Traefik's provider.Normalize: every run of characters other than letters and
+// digits becomes one '-', and none is left at either end.
+func normalize(s string) string {
+	return strings.Join(strings.FieldsFunc(s, func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsNumber(c) }), "-")
+}
+
+// target is what a query measures: a WebApp's version, and the window ending at the check.
+type target struct {
+	namespace, name string
+	// service is the Service of the version measured: <name>-canary or <name>-stable.
+	service string
+	window  time.Duration
+}
+
+// requests is the PromQL of the requests the version had in the window.
+func (g *Gateway) requests(t target) string {
+	return fmt.Sprintf("sum(increase(%s{%s}[%s]))", g.Requests, g.Selector(t.namespace, t.name, t.service), Window(t.window))
+}
+
+// successRate is the PromQL of request-success-rate: 100 × the requests not answered 5xx / all,
+// in the window. A window whose every request got a 5xx reads 0 (the numerator's "or vector(0)"),
+// one without requests no data (no series) or NaN (0/0).
+func (g *Gateway) successRate(t target) string {
+	sel, w := g.Selector(t.namespace, t.name, t.service), Window(t.window)
+	return fmt.Sprintf(`100 * (sum(rate(%s{%s, %s!~"5.."}[%s])) or vector(0)) / sum(rate(%s{%s}[%s]))`,
+		g.Requests, sel, g.Code, w, g.Requests, sel, w)
+}
+
+// duration is the PromQL of request-duration: quantile q of the requests' durations in the
+// window, in milliseconds. A window without requests has no data, or NaN.
+func (g *Gateway) duration(t target, q float64) string {
+	return fmt.Sprintf("histogram_quantile(%s, sum by (le) (rate(%s{%s}[%s]))) * %s",
+		strconv.FormatFloat(q, 'g', -1, 64), g.Buckets, g.Selector(t.namespace, t.name, t.service), Window(t.window),
+		strconv.FormatFloat(g.Scale, 'g', -1, 64))
+}
+
+// part is one series of a check's query.
+type part struct {
+	value, metric, track string
+	expr                 string
+}
+
+// labelled is p's expression with its labels added by label_replace. The expression stands on
+// lines of its own, in parentheses, so that a template's trailing comment cannot swallow them.
+func (p part) labelled() string {
+	e := "(\n" + p.expr + "\n)"
+	for _, l := range [][2]string{{labelValue, p.value}, {labelMetric, p.metric}, {labelTrack, p.track}} {
+		if l[1] == "" {
+			continue
+		}
+		// The replacement expands $1 and ${name}: $$ is a literal $.
+		e = fmt.Sprintf("label_replace(%s, %s, %s, \"\", \"\")", e, Quote(l[0]), Quote(strings.ReplaceAll(l[1], "$", "$$")))
+	}
+	return e
+}
+
+// plan is a check's query and what could not be asked.
+type plan struct {
+	// query is the one PromQL expression of the check; its series are told apart by labels.
+	query string
+	// canaryErrors and stableErrors say, by metric name, why a metric could not be asked for:
+	// its template is not defined, or fails to render.
+	canaryErrors, stableErrors map[string]string
+}
+
+// Query is the one PromQL expression that measures a check of analysis a of the WebApp
+// namespace/name: every value the check needs, each a series of its own, joined with "or". The
+// series are the canary's requests in the window ({value="requests", track="canary"}), each
+// metric's canary value ({value="metric", metric=<name>, track="canary"}), and, when a metric is
+// compared with the stable version, that metric's stable value and the stable version's requests
+// (track="stable"). A built-in metric is measured from g's metrics; a metric with a templateRef
+// from templates. errs says, by metric name, why a metric is left out of the query (an unknown
+// template, a built-in name that is not one); the query asks for the requests whatever it lacks.
+func Query(g *Gateway, templates *TemplateSet, namespace, name string, a *webappv1.CanaryAnalysis) (query string, errs map[string]string) {
+	p := makePlan(g, templates, namespace, name, a)
+	return p.query, p.canaryErrors
+}
+
+// makePlan is Query, with the stable version's errors too.
+func makePlan(g *Gateway, templates *TemplateSet, namespace, name string, a *webappv1.CanaryAnalysis) plan {
+	canary := target{namespace: namespace, name: name, service: name + webappv1.CanarySuffix, window: a.Window()}
+	stable := canary
+	stable.service = name + webappv1.StableSuffix
+	parts := []part{{value: valueRequests, track: trackCanary, expr: g.requests(canary)}}
+	var p plan
+	compared := false
+	for i := range a.Metrics {
+		m := &a.Metrics[i]
+		tracks := []target{canary}
+		if m.Stable != nil {
+			tracks = append(tracks, stable)
+			compared = true
+		}
+		for _, t := range tracks {
+			track := trackCanary
+			if t.service == stable.service {
+				track = trackStable
+			}
+			expr, err := metricExpr(g, templates, m, t)
+			if err != "" {
+				if track == trackCanary {
+					p.canaryErrors = set(p.canaryErrors, m.Name, err)
+				} else {
+					p.stableErrors = set(p.stableErrors, m.Name, err)
+				}
+				continue
+			}
+			parts = append(parts, part{value: valueMetric, metric: m.Name, track: track, expr: expr})
+		}
+	}
+	if compared {
+		parts = append(parts, part{value: valueRequests, track: trackStable, expr: g.requests(stable)})
+	}
+	exprs := make([]string, len(parts))
+	for i, pt := range parts {
+		exprs[i] = pt.labelled()
+	}
+	p.query = strings.Join(exprs, "\nor\n")
+	return p
+}
+
+// metricExpr is the PromQL of metric m of version t, or why there is none: a sentence for the
+// status.
+func metricExpr(g *Gateway, templates *TemplateSet, m *webappv1.CanaryMetric, t target) (string, string) {
+	if m.TemplateRef != nil {
+		expr, err := templates.render(m.TemplateRef.Name, g, t)
+		if err != nil {
+			return "", err.Error()
+		}
+		return expr, ""
+	}
+	switch m.Name {
+	case webappv1.MetricRequestSuccessRate:
+		return g.successRate(t), ""
+	case webappv1.MetricRequestDuration:
+		return g.duration(t, m.LatencyQuantile()), ""
+	}
+	return "", fmt.Sprintf("%q is not a built-in metric, and names no template", m.Name)
+}
+
+func set(m map[string]string, k, v string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[k] = v
+	return m
+}

@@ -1,0 +1,265 @@
+package analysis
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	webappv1 "github.com/example/webapp-operator/api/v1"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// literalAfter finds the PromQL string literal that follows prefix in q and returns its value, as
+// PromQL reads it (Go's escapes); it fails the test when there is none, or it does not end.
+func literalAfter(t *testing.T, q, prefix string) string {
+	t.Helper()
+	i := strings.Index(q, prefix)
+	if i < 0 || i+len(prefix) >= len(q) || q[i+len(prefix)] != '"' {
+		t.Fatalf("no string literal after %q in:\n%s", prefix, q)
+	}
+	rest := q[i+len(prefix):]
+	for j := 1; j < len(rest); j++ {
+		switch rest[j] {
+		case '\\':
+			j++
+		case '"':
+			v, err := strconv.Unquote(rest[:j+1])
+			if err != nil {
+				t.Fatalf("literal %s: %v", rest[:j+1], err)
+			}
+			return v
+		}
+	}
+	t.Fatalf("unterminated literal after %q in:\n%s", prefix, q)
+	return ""
+}
+
+// matches reports whether PromQL's regular expression re, which Prometheus anchors at both ends,
+// matches s.
+func matches(t *testing.T, re, s string) bool {
+	t.Helper()
+	return regexp.MustCompile("^(?:" + re + ")$").MatchString(s)
+}
+
+// traefikLabel is the service label Traefik v3.7 gives the backend svc of rule 0 of route
+// ns/route through Gateway infra/public, listener web: its router's part normalized
+// (provider.Normalize), the service's not.
+func traefikLabel(ns, route, svc string) string {
+	return "httproute-" + normalize(ns+"-"+route+"-gw-infra-public-ep-web-0") + "-0123456789abcdef0123-svc-" + ns + "-" + svc + "-1@kubernetesgateway"
+}
+
+func TestTraefikSelector(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		ns, app, svc  string
+		match, reject []string
+	}{
+		{
+			name: "the canary of shop/shop", ns: "shop", app: "shop", svc: "shop-canary",
+			match: []string{
+				traefikLabel("shop", "shop", "shop-canary"),
+				"httproute-shop-shop-gw-other-gw-ep-websecure-3-ffffffffffffffffffff-svc-shop-shop-canary-12@kubernetesgateway",
+			},
+			reject: []string{
+				traefikLabel("shop", "shop", "shop-stable"),
+				traefikLabel("shop", "shop", "shop"),
+				traefikLabel("shop2", "shop", "shop-canary"),
+				traefikLabel("shop", "shop2", "shop-canary"),
+				traefikLabel("other", "other", "other-canary"),
+				strings.TrimSuffix(traefikLabel("shop", "shop", "shop-canary"), "@kubernetesgateway") + "@kubernetescrd",
+				"x" + traefikLabel("shop", "shop", "shop-canary"),
+			},
+		},
+		{
+			// Dots are regular-expression metacharacters: escaped, a dot matches only a dot.
+			// Traefik normalizes them in the router's part, and keeps them in the service's.
+			name: "a name with dots", ns: "ns", app: "a.b", svc: "a.b-canary",
+			match:  []string{traefikLabel("ns", "a.b", "a.b-canary")},
+			reject: []string{strings.Replace(traefikLabel("ns", "a.b", "a.b-canary"), "-svc-ns-a.b", "-svc-ns-aXb", 1)},
+		},
+		{
+			name: "a name with consecutive dashes", ns: "ns", app: "a--b", svc: "a--b-canary",
+			match: []string{traefikLabel("ns", "a--b", "a--b-canary")},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sel := Traefik.Selector(tc.ns, tc.app, tc.svc)
+			re := literalAfter(t, sel, "service=~")
+			if got, want := sel, "service=~"+strconv.Quote(re); got != want {
+				t.Errorf("selector = %s; want one matcher, %s", got, want)
+			}
+			for _, s := range tc.match {
+				if !matches(t, re, s) {
+					t.Errorf("%s does not match %s", re, s)
+				}
+			}
+			for _, s := range tc.reject {
+				if matches(t, re, s) {
+					t.Errorf("%s matches %s", re, s)
+				}
+			}
+		})
+	}
+}
+
+func TestIstioSelector(t *testing.T) {
+	got := Istio.Selector("shop", "web", `web"-canary`)
+	want := `reporter="destination", destination_service_namespace="shop", destination_service_name="web\"-canary"`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if v := literalAfter(t, got, "destination_service_name="); v != `web"-canary` {
+		t.Errorf("the service's literal reads %q", v)
+	}
+}
+
+func TestWindow(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{{30 * time.Second, "30s"}, {time.Hour, "3600s"}, {1500 * time.Millisecond, "1s"}, {0, "1s"}} {
+		if got := Window(tc.d); got != tc.want {
+			t.Errorf("Window(%s) = %s; want %s", tc.d, got, tc.want)
+		}
+	}
+}
+
+// lr is the label_replace of Query's parts: expr with labels value, metric (when not "") and
+// track.
+func lr(expr, value, metric, track string) string {
+	e := "(\n" + expr + "\n)"
+	e = `label_replace(` + e + `, "value", "` + value + `", "", "")`
+	if metric != "" {
+		e = `label_replace(` + e + `, "metric", "` + metric + `", "", "")`
+	}
+	return `label_replace(` + e + `, "track", "` + track + `", "", "")`
+}
+
+func TestQuery(t *testing.T) {
+	canarySel := `service=~"httproute-shop-web-gw-.+-ep-.+-[0-9]+-[0-9a-f]+-svc-shop-web-canary-[0-9]+@kubernetesgateway"`
+	stableSel := strings.Replace(canarySel, "web-canary", "web-stable", 1)
+	templates, err := ParseTemplates([]byte(`
+templates:
+- name: errors
+  query: sum(rate(errors_total{namespace="{{.Namespace}}", service="{{.Service}}"}[{{.Window}}])) # a YAML comment, not the query's
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name       string
+		a          webappv1.CanaryAnalysis
+		want       []string
+		wantErrors map[string]string
+	}{
+		{
+			name: "success rate",
+			a:    webappv1.CanaryAnalysis{Metrics: []webappv1.CanaryMetric{{Name: "request-success-rate", ThresholdRange: webappv1.ThresholdRange{Min: ptr(99.0)}}}},
+			want: []string{
+				lr(`sum(increase(traefik_service_requests_total{`+canarySel+`}[30s]))`, "requests", "", "canary"),
+				lr(`100 * (sum(rate(traefik_service_requests_total{`+canarySel+`, code!~"5.."}[30s])) or vector(0)) / sum(rate(traefik_service_requests_total{`+canarySel+`}[30s]))`, "metric", "request-success-rate", "canary"),
+			},
+		},
+		{
+			name: "duration at a quantile, in a window of its own",
+			a: webappv1.CanaryAnalysis{IntervalSeconds: ptr[int32](20), WindowSeconds: ptr[int32](60), Metrics: []webappv1.CanaryMetric{
+				{Name: "request-duration", Quantile: ptr(0.95), ThresholdRange: webappv1.ThresholdRange{Max: ptr(500.0)}},
+			}},
+			want: []string{
+				lr(`sum(increase(traefik_service_requests_total{`+canarySel+`}[60s]))`, "requests", "", "canary"),
+				lr(`histogram_quantile(0.95, sum by (le) (rate(traefik_service_request_duration_seconds_bucket{`+canarySel+`}[60s]))) * 1000`, "metric", "request-duration", "canary"),
+			},
+		},
+		{
+			name: "compared with the stable version, and a template",
+			a: webappv1.CanaryAnalysis{Metrics: []webappv1.CanaryMetric{
+				{Name: "request-duration", ThresholdRange: webappv1.ThresholdRange{Max: ptr(500.0)}, Stable: &webappv1.StableComparison{MaxDifference: 100}},
+				{Name: "errs", TemplateRef: &webappv1.MetricTemplateRef{Name: "errors"}, ThresholdRange: webappv1.ThresholdRange{Max: ptr(1.0)}},
+			}},
+			want: []string{
+				lr(`sum(increase(traefik_service_requests_total{`+canarySel+`}[30s]))`, "requests", "", "canary"),
+				lr(`histogram_quantile(0.99, sum by (le) (rate(traefik_service_request_duration_seconds_bucket{`+canarySel+`}[30s]))) * 1000`, "metric", "request-duration", "canary"),
+				lr(`histogram_quantile(0.99, sum by (le) (rate(traefik_service_request_duration_seconds_bucket{`+stableSel+`}[30s]))) * 1000`, "metric", "request-duration", "stable"),
+				lr(`sum(rate(errors_total{namespace="shop", service="web-canary"}[30s]))`, "metric", "errs", "canary"),
+				lr(`sum(increase(traefik_service_requests_total{`+stableSel+`}[30s]))`, "requests", "", "stable"),
+			},
+		},
+		{
+			name: "an unknown template is left out, and says so",
+			a: webappv1.CanaryAnalysis{Metrics: []webappv1.CanaryMetric{
+				{Name: "budget", TemplateRef: &webappv1.MetricTemplateRef{Name: "nope"}, ThresholdRange: webappv1.ThresholdRange{Max: ptr(1.0)}},
+			}},
+			want:       []string{lr(`sum(increase(traefik_service_requests_total{`+canarySel+`}[30s]))`, "requests", "", "canary")},
+			wantErrors: map[string]string{"budget": `template "nope": the hook's analysis templates define no such template`},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, errs := Query(&Traefik, templates, "shop", "web", &tc.a)
+			if want := strings.Join(tc.want, "\nor\n"); got != want {
+				t.Errorf("query:\n%s\nwant:\n%s", got, want)
+			}
+			if len(errs) != len(tc.wantErrors) {
+				t.Errorf("errors = %v; want %v", errs, tc.wantErrors)
+			}
+			for k, v := range tc.wantErrors {
+				if errs[k] != v {
+					t.Errorf("errors[%s] = %q; want %q", k, errs[k], v)
+				}
+			}
+		})
+	}
+}
+
+// TestQueryBalanced checks that every query Query writes has its parentheses, braces and
+// brackets balanced outside string literals and comments, and its literals closed: a name or a
+// template's comment cannot change the query's shape.
+func TestQueryBalanced(t *testing.T) {
+	templates, err := ParseTemplates([]byte(`
+templates:
+- name: t
+  query: 'sum(x{a="{{.Name}}", b=~"{{.Service.Regex}}"}) # ) } ]'
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &webappv1.CanaryAnalysis{Metrics: []webappv1.CanaryMetric{
+		{Name: "request-success-rate", ThresholdRange: webappv1.ThresholdRange{Min: ptr(99.0)}, Stable: &webappv1.StableComparison{MaxDifference: 1}},
+		{Name: "request-duration", ThresholdRange: webappv1.ThresholdRange{Max: ptr(9.0)}},
+		{Name: "t", TemplateRef: &webappv1.MetricTemplateRef{Name: "t"}, ThresholdRange: webappv1.ThresholdRange{Max: ptr(9.0)}},
+	}}
+	for _, name := range []string{"web", "a.b", `x"}) or vector(1) #`, `back\slash`, "new\nline", "$1"} {
+		q, _ := Query(&Traefik, templates, "ns", name, a)
+		var stack []byte
+		open := map[byte]byte{')': '(', '}': '{', ']': '['}
+		for i := 0; i < len(q); i++ {
+			switch c := q[i]; c {
+			case '"':
+				for i++; i < len(q) && q[i] != '"'; i++ {
+					if q[i] == '\\' {
+						i++
+					}
+				}
+				if i >= len(q) {
+					t.Fatalf("name %q: an unterminated literal in:\n%s", name, q)
+				}
+			case '#':
+				for i < len(q) && q[i] != '\n' {
+					i++
+				}
+			case '(', '{', '[':
+				stack = append(stack, c)
+			case ')', '}', ']':
+				if len(stack) == 0 || stack[len(stack)-1] != open[c] {
+					t.Fatalf("name %q: %c at %d unbalanced in:\n%s", name, c, i, q)
+				}
+				stack = stack[:len(stack)-1]
+			}
+		}
+		if len(stack) != 0 {
+			t.Errorf("name %q: %q left open in:\n%s", name, stack, q)
+		}
+	}
+}

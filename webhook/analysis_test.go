@@ -1,0 +1,181 @@
+package webhook_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	stdsync "sync"
+	"testing"
+	"time"
+
+	"github.com/example/webapp-operator/analysis"
+	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/canary"
+	"github.com/example/webapp-operator/webhook"
+)
+
+// fakeMeasurer records its calls and answers each with its measurement.
+type fakeMeasurer struct {
+	mu    stdsync.Mutex
+	calls []measureCall
+	m     canary.Measurement
+}
+
+type measureCall struct {
+	parent analysis.Parent
+	at     time.Time
+	a      *webappv1.CanaryAnalysis
+}
+
+func (f *fakeMeasurer) Measure(ctx context.Context, parent analysis.Parent, a *webappv1.CanaryAnalysis, at time.Time) canary.Measurement {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, measureCall{parent, at, a})
+	m := f.m
+	m.At, m.Window = at, a.Window()
+	return m
+}
+
+// analysisRequest is sync's canary walk at its timed step (step-04: 10 % on the canary, its pause
+// running), with an analysis checking every 30 s, and a status that recorded checkTime when it is
+// not zero; and the time of its pause's start.
+func analysisRequest(t *testing.T, checkTime time.Time) (string, time.Time) {
+	t.Helper()
+	b, err := os.ReadFile("../sync/testdata/canary/step-04.request.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req map[string]any
+	if err := json.Unmarshal(b, &req); err != nil {
+		t.Fatal(err)
+	}
+	parent := req["parent"].(map[string]any)
+	c := parent["spec"].(map[string]any)["rollout"].(map[string]any)["canary"].(map[string]any)
+	c["analysis"] = map[string]any{"intervalSeconds": 30, "minRequests": 10, "metrics": []any{
+		map[string]any{"name": "request-success-rate", "thresholdRange": map[string]any{"min": 99}},
+	}}
+	st := parent["status"].(map[string]any)["canary"].(map[string]any)
+	if !checkTime.IsZero() {
+		st["analysis"] = map[string]any{"checkTime": checkTime.Format(time.RFC3339), "windowSeconds": 30, "result": "Passed", "step": 0}
+	}
+	pause, err := time.Parse(time.RFC3339, st["pauseStartTime"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(req)
+	return string(out), pause
+}
+
+// checkOf is the analysis record of a sync answer.
+func checkOf(t *testing.T, body []byte) *webappv1.AnalysisStatus {
+	t.Helper()
+	var a struct {
+		Status struct {
+			Canary struct {
+				Analysis *webappv1.AnalysisStatus `json:"analysis"`
+			} `json:"canary"`
+		} `json:"status"`
+	}
+	if err := json.Unmarshal(body, &a); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	return a.Status.Canary.Analysis
+}
+
+// TestAnalysisMeasured checks that a sync call measures the check that canary.Due says is due,
+// once, at the check's time, and never when none is due, at finalize or at customize; and that an
+// answer that judged a measurement is never served from the answer cache.
+func TestAnalysisMeasured(t *testing.T) {
+	body, pause := analysisRequest(t, time.Time{})
+	now := pause.Add(700 * time.Millisecond)
+	at := time.Unix(now.Unix()-now.Unix()%30, 0).UTC()
+	requests := 120.0
+	fake := &fakeMeasurer{m: canary.Measurement{Canary: canary.Values{Requests: &requests, Metrics: map[string]float64{"request-success-rate": 99.5}}}}
+	h := webhook.New(webhook.Options{CacheBytes: webhook.DefaultCacheBytes, Now: func() time.Time { return now }, Analysis: fake})
+
+	rec := serve(h, "POST", "/sync", body)
+	if rec.Code != 200 {
+		t.Fatalf("sync = %d %s", rec.Code, rec.Body)
+	}
+	if len(fake.calls) != 1 {
+		t.Fatalf("%d measurements; want 1", len(fake.calls))
+	}
+	if c := fake.calls[0]; c.parent != (analysis.Parent{Namespace: "default", Name: "hello"}) || !c.at.Equal(at) || c.a == nil || len(c.a.Metrics) != 1 {
+		t.Errorf("measured %+v at %s; want the WebApp's analysis at %s", c.parent, c.at, at)
+	}
+	rec2 := checkOf(t, rec.Body.Bytes())
+	if rec2 == nil || !rec2.CheckTime.Time.Equal(at) || rec2.Result != webappv1.CheckPassed {
+		t.Errorf("the answer's check: %+v; want one passed at %s", rec2, at)
+	}
+
+	serve(h, "POST", "/sync", body)
+	if len(fake.calls) != 2 {
+		t.Errorf("the same request again: %d measurements in all; want 2: an answer that judged a measurement is not cached", len(fake.calls))
+	}
+
+	// With its check recorded, the answer is still Timed (the next check's timer runs): the same
+	// request twice is decided twice, never answered from the cache.
+	recorded, _ := analysisRequest(t, at)
+	serve(h, "POST", "/sync", recorded)
+	serve(h, "POST", "/sync", recorded)
+	if m := serve(h.MetricsHandler(), "GET", "/metrics", "").Body.String(); !strings.Contains(m, `webapp_hook_answer_cache_requests_total{result="hit"} 0`) {
+		t.Errorf("an answer of a canary with analysis at a step came from the cache:\n%s", m)
+	}
+	serve(h, "POST", "/finalize", body)
+	serve(h, "POST", "/customize", body)
+	if len(fake.calls) != 2 {
+		t.Errorf("%d measurements in all; want none for a check already recorded, for finalize or for customize", len(fake.calls))
+	}
+}
+
+// TestAnalysisWithoutPrometheus checks that without a Measurer a due check is recorded as
+// inconclusive, and says why.
+func TestAnalysisWithoutPrometheus(t *testing.T) {
+	body, pause := analysisRequest(t, time.Time{})
+	h := webhook.New(webhook.Options{Now: func() time.Time { return pause.Add(time.Second) }})
+	rec := serve(h, "POST", "/sync", body)
+	c := checkOf(t, rec.Body.Bytes())
+	if c == nil || c.Result != webappv1.CheckInconclusive || !strings.Contains(c.Message, "no Prometheus") {
+		t.Errorf("check %+v; want inconclusive, for want of a Prometheus", c)
+	}
+}
+
+// TestAnalysisSlowPrometheus checks that a Prometheus that does not answer holds a sync call no
+// longer than the query timeout, and makes the check inconclusive, saying why without naming
+// Prometheus's address; and that the analysis's metrics are served with the hook's.
+func TestAnalysisSlowPrometheus(t *testing.T) {
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer slow.Close()
+	defer close(release)
+	p, err := analysis.New(analysis.Config{URL: slow.URL, QueryTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, pause := analysisRequest(t, time.Time{})
+	h := webhook.New(webhook.Options{Now: func() time.Time { return pause.Add(time.Second) }, Analysis: p})
+	start := time.Now()
+	rec := serve(h, "POST", "/sync", body)
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("the call took %s; want about the 100ms query timeout", took)
+	}
+	c := checkOf(t, rec.Body.Bytes())
+	if want := "nothing was measured: Prometheus did not answer within 100ms"; c == nil || c.Result != webappv1.CheckInconclusive || c.Message != want {
+		t.Errorf("check %+v; want inconclusive: %q", c, want)
+	}
+	if strings.Contains(rec.Body.String(), strings.TrimPrefix(slow.URL, "http://")) {
+		t.Errorf("the answer names Prometheus's address: %s", rec.Body)
+	}
+	metrics := serve(h.MetricsHandler(), "GET", "/metrics", "").Body.String()
+	if !strings.Contains(metrics, `webapp_hook_analysis_queries_total{outcome="timeout"} 1`) {
+		t.Errorf("metrics lack the timed-out query:\n%s", metrics)
+	}
+}
