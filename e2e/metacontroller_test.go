@@ -132,8 +132,12 @@ func tailFile(path string, n int) string {
 }
 
 // cpuSeconds is the user and system CPU time the process has used so far, from /proc.
-func (d *daemon) cpuSeconds() float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.cmd.Process.Pid))
+func (d *daemon) cpuSeconds() float64 { return procCPUSeconds(d.cmd.Process.Pid) }
+
+// procCPUSeconds is the user and system CPU time process pid has used so far, from
+// /proc/pid/stat; 0 when it cannot be read.
+func procCPUSeconds(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}
