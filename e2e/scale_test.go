@@ -87,6 +87,9 @@ type scaleResult struct {
 	midCanary, analysis bool
 	toMidCanary         time.Duration
 	window              scaleWindow
+	// promUnasked is Prometheus's CPU seconds a second over 30 s before the hook started,
+	// scraping nothing and asked nothing.
+	promUnasked float64
 }
 
 // scaleWindow is what an idle window cost, from snapshots at its start and end.
@@ -275,7 +278,7 @@ func midCanaryTable(results []scaleResult) string {
 			continue
 		}
 		if b.Len() == 0 {
-			b.WriteString("\n| N | CompositeController | all at the canary's first step | idle window | Metacontroller CPU over it | Metacontroller writes | hook calls (sync) | hook CPU over it | hook CPU, whole run | hook peak RSS | queries to Prometheus: per s (at most N/interval), outcomes | measurements asked for | Prometheus CPU over it |\n")
+			b.WriteString("\n| N | CompositeController | all at the canary's first step | idle window | Metacontroller CPU over it | Metacontroller writes | hook calls (sync) | hook CPU over it | hook CPU, whole run | hook peak RSS | queries to Prometheus: per s (at most N/interval), outcomes | measurements asked for | Prometheus CPU over it (over as long unasked) |\n")
 			b.WriteString("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: |\n")
 		}
 		w := r.window
@@ -283,7 +286,7 @@ func midCanaryTable(results []scaleResult) string {
 		if r.analysis {
 			queries = fmt.Sprintf("%.2f (%.2f): %s", total(w.queries)/w.length.Seconds(), float64(r.n)/scaleAnalysisInterval, nonZero(w.queries))
 			lookups = nonZero(w.lookups)
-			prom = fmt.Sprintf("%.2f s", w.promCPU)
+			prom = fmt.Sprintf("%.2f s (%.2f s unasked)", w.promCPU, r.promUnasked*w.length.Seconds())
 		}
 		fmt.Fprintf(&b, "| %d | %s | %.1f s | %.0f s | %.2f s | %.0f | %.0f (%.0f) | %.2f s | %.1f s | %d MiB | %s | %s | %s |\n",
 			r.n, r.mode, r.toMidCanary.Seconds(), w.length.Seconds(), w.mcCPU, w.writes, w.calls, w.syncs, w.hookCPU, r.hookCPU, r.hookPeakRSS>>20, queries, lookups, prom)
@@ -362,6 +365,12 @@ func runScale(t *testing.T, m scaleMode, n int, ns string, idle time.Duration, w
 		prom = startPrometheus(t)
 		defer prom.stop()
 		in.hookArgs = append(in.hookArgs, "--prometheus-url="+prom.url())
+		// What it costs unasked, to tell the queries' cost from its own.
+		time.Sleep(5 * time.Second)
+		pid := prom.proc.cmd.Process.Pid
+		cpu, from := procCPUSeconds(pid), time.Now()
+		time.Sleep(30 * time.Second)
+		r.promUnasked = (procCPUSeconds(pid) - cpu) / time.Since(from).Seconds()
 	}
 	hook := startHook(t, in)
 	cc := in.compositeController(t, hook.url())
