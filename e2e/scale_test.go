@@ -4,7 +4,10 @@ package e2e
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -378,7 +381,13 @@ func runScale(t *testing.T, m scaleMode, n int, ns string, idle time.Duration, w
 		delete(cc["spec"].(map[string]any)["hooks"].(map[string]any), "customize")
 	}
 	// A Metacontroller of its own, so that its CPU and memory are this mode's alone.
-	mc := startMetacontroller(t, cc, workers)
+	// SCALE_PROFILE=dir writes a CPU profile of it over the idle window to dir.
+	profileDir, pprofAddr := os.Getenv("SCALE_PROFILE"), "127.0.0.1:"+freePort()
+	var mcFlags []string
+	if profileDir != "" {
+		mcFlags = []string{"--pprof-address", pprofAddr}
+	}
+	mc := startMetacontroller(t, cc, workers, mcFlags...)
 
 	if m.config {
 		if err := parallel(n, 8, func(i int) error {
@@ -469,7 +478,11 @@ func runScale(t *testing.T, m scaleMode, n int, ns string, idle time.Duration, w
 	before := childVersions(t, ns)
 	writesBefore := mc.writes()
 	snap := takeSnapshot(mc, hook, prom)
-	time.Sleep(idle)
+	if profileDir != "" {
+		profileCPU(t, pprofAddr, filepath.Join(profileDir, strings.NewReplacer(" ", "-", ",", "", "(", "", ")", "").Replace(m.name)+".pprof"), idle)
+	} else {
+		time.Sleep(idle)
+	}
 	r.window = snap.since(mc, hook, prom)
 	after := childVersions(t, ns)
 	r.idleWrites = int(mc.writes() - writesBefore)
@@ -625,6 +638,25 @@ func countMidCanary(t *testing.T, ns string, analysis bool) (mid, total int, exa
 		}
 	}
 	return mid, len(items), example
+}
+
+// profileCPU writes a CPU profile of the Go process serving pprof at addr, over d, to path.
+func profileCPU(t *testing.T, addr, path string, d time.Duration) {
+	t.Helper()
+	start := time.Now()
+	hc := &http.Client{Timeout: d + 30*time.Second}
+	resp, err := hc.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(d.Seconds())))
+	if err == nil {
+		defer resp.Body.Close()
+		var b []byte
+		if b, err = io.ReadAll(resp.Body); err == nil {
+			err = os.WriteFile(path, b, 0o644)
+		}
+	}
+	if err != nil {
+		t.Logf("CPU profile of Metacontroller: %v", err)
+	}
+	time.Sleep(d - time.Since(start)) // the window is d, whatever happened
 }
 
 // countReady counts the WebApps of ns, and those Ready for their current generation.
