@@ -132,8 +132,12 @@ func tailFile(path string, n int) string {
 }
 
 // cpuSeconds is the user and system CPU time the process has used so far, from /proc.
-func (d *daemon) cpuSeconds() float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.cmd.Process.Pid))
+func (d *daemon) cpuSeconds() float64 { return procCPUSeconds(d.cmd.Process.Pid) }
+
+// procCPUSeconds is the user and system CPU time process pid has used so far, from
+// /proc/pid/stat; 0 when it cannot be read.
+func procCPUSeconds(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}
@@ -329,22 +333,22 @@ func metacontrollerFlags(kubeconfig, metricsAddr string, workers int) []string {
 }
 
 // startMetacontroller applies cc and runs the real Metacontroller against the control plane, as
-// the admin, until finish, or until t ends.
-func startMetacontroller(t testing.TB, cc obj, workers int) *metacontroller {
+// the admin, until finish, or until t ends, with flags added to metacontrollerFlags.
+func startMetacontroller(t testing.TB, cc obj, workers int, flags ...string) *metacontroller {
 	t.Helper()
-	return startMetacontrollerWith(t, cc, workers, filepath.Join(cluster.dir, "kubeconfig"))
+	return startMetacontrollerWith(t, cc, workers, filepath.Join(cluster.dir, "kubeconfig"), flags...)
 }
 
 // startMetacontrollerWith is startMetacontroller with Metacontroller reaching the apiserver
 // through kubeconfig.
-func startMetacontrollerWith(t testing.TB, cc obj, workers int, kubeconfig string) *metacontroller {
+func startMetacontrollerWith(t testing.TB, cc obj, workers int, kubeconfig string, flags ...string) *metacontroller {
 	t.Helper()
 	bin := requireMetacontroller(t)
 	if _, err := client.apply(cc, "webapp-e2e", false); err != nil {
 		t.Fatalf("apply CompositeController: %v", err)
 	}
 	m := &metacontroller{metricsAddr: "127.0.0.1:" + freePort(), cc: cc}
-	d, err := startDaemon(t.TempDir(), "metacontroller", nil, bin, metacontrollerFlags(kubeconfig, m.metricsAddr, workers)...)
+	d, err := startDaemon(t.TempDir(), "metacontroller", nil, bin, append(metacontrollerFlags(kubeconfig, m.metricsAddr, workers), flags...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,11 @@ package e2e
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	gosync "sync"
@@ -33,7 +37,20 @@ type scaleMode struct {
 	// canary gives each WebApp a canary of three steps in its spec (rollout.canary), which runs
 	// none as long as the pod template does not change: the cost of turning it on.
 	canary bool
+	// midCanary gives each WebApp a canary of two steps (10 % held 60 s, then 50 % until it is
+	// promoted) and, once all are Ready, a new image, so that each starts a canary; with no
+	// Gateway controller the route is never accepted, and each canary waits for it at its first
+	// step. The idle window is then measured with every WebApp mid-canary. Needs route.
+	midCanary bool
+	// analysis adds rollout.canary.analysis to midCanary's canary: the two built-in metrics,
+	// checked every scaleAnalysisInterval, and the hook asks a real Prometheus
+	// (--prometheus-url), which scrapes nothing: every query finds no data and every check is
+	// inconclusive, as for a canary without traffic. That is the cost of the queries themselves.
+	analysis bool
 }
+
+// scaleAnalysisInterval is the analysis's intervalSeconds in the mode with analysis: the default.
+const scaleAnalysisInterval = 30
 
 // scaleModes are the CompositeControllers make scale compares, by the names SCALE_MODES takes.
 var scaleModes = []scaleMode{
@@ -44,6 +61,8 @@ var scaleModes = []scaleMode{
 	{name: "with routes (gateway-api component)", dir: "e2e/testdata/gateway-api", route: true},
 	{name: "with routes to a Gateway in another namespace", dir: "e2e/testdata/gateway-api", route: true, gatewayElsewhere: true},
 	{name: "with routes and a canary in the spec", dir: "e2e/testdata/gateway-api", route: true, canary: true},
+	{name: "with routes and a canary mid-way", dir: "e2e/testdata/gateway-api", route: true, midCanary: true},
+	{name: "with routes and a canary mid-way with analysis", dir: "e2e/testdata/gateway-api", route: true, midCanary: true, analysis: true},
 }
 
 // scaleResult is one row of the benchmark's table.
@@ -66,6 +85,92 @@ type scaleResult struct {
 	gatewayCPU    float64
 	converged     bool
 	failure       string
+	// For a mid-canary mode: the time from the new images until every WebApp's canary waited at
+	// its first step, and what the idle window that followed cost.
+	midCanary, analysis bool
+	toMidCanary         time.Duration
+	window              scaleWindow
+	// promUnasked is Prometheus's CPU seconds a second over 30 s before the hook started,
+	// scraping nothing and asked nothing.
+	promUnasked float64
+}
+
+// scaleWindow is what an idle window cost, from snapshots at its start and end.
+type scaleWindow struct {
+	length time.Duration
+	// Metacontroller's, the hook's and Prometheus's CPU seconds over the window.
+	mcCPU, hookCPU, promCPU float64
+	// calls are the hook calls (webapp_hook_requests_total, every hook), syncs those of the
+	// sync hook, writes Metacontroller's writes to the apiserver.
+	calls, syncs, writes float64
+	// queries are the analysis's queries to Prometheus by outcome
+	// (webapp_hook_analysis_queries_total), lookups its measurements by how they were got
+	// (webapp_hook_analysis_measurements_total).
+	queries, lookups map[string]float64
+}
+
+// scaleSnapshot is what scaleWindow subtracts: counters at one time.
+type scaleSnapshot struct {
+	at                      time.Time
+	mcCPU, hookCPU, promCPU float64
+	calls, syncs, writes    float64
+	queries, lookups        map[string]float64
+}
+
+func takeSnapshot(mc *metacontroller, hook *hookProcess, prom *prometheus) scaleSnapshot {
+	s := scaleSnapshot{at: time.Now(), mcCPU: mc.cpuSeconds(), hookCPU: hook.cpuSeconds(), writes: mc.writes()}
+	if prom != nil && prom.proc != nil {
+		s.promCPU = procCPUSeconds(prom.proc.cmd.Process.Pid)
+	}
+	for h, c := range hook.calls() {
+		s.calls += c
+		if h == "sync" {
+			s.syncs += c
+		}
+	}
+	metrics := "http://" + hook.metricsAddr + "/metrics"
+	s.queries = scrape(metrics, "webapp_hook_analysis_queries_total", "outcome")
+	s.lookups = scrape(metrics, "webapp_hook_analysis_measurements_total", "result")
+	return s
+}
+
+// since is the window from s to now.
+func (s scaleSnapshot) since(mc *metacontroller, hook *hookProcess, prom *prometheus) scaleWindow {
+	e := takeSnapshot(mc, hook, prom)
+	w := scaleWindow{length: e.at.Sub(s.at), mcCPU: e.mcCPU - s.mcCPU, hookCPU: e.hookCPU - s.hookCPU, promCPU: e.promCPU - s.promCPU,
+		calls: e.calls - s.calls, syncs: e.syncs - s.syncs, writes: e.writes - s.writes,
+		queries: map[string]float64{}, lookups: map[string]float64{}}
+	for k, v := range e.queries {
+		w.queries[k] = v - s.queries[k]
+	}
+	for k, v := range e.lookups {
+		w.lookups[k] = v - s.lookups[k]
+	}
+	return w
+}
+
+// total sums a map of counts.
+func total(m map[string]float64) float64 {
+	t := 0.0
+	for _, v := range m {
+		t += v
+	}
+	return t
+}
+
+// nonZero writes the non-zero counts of m as "k v, k v", sorted by key; "none" when all are 0.
+func nonZero(m map[string]float64) string {
+	var parts []string
+	for k, v := range m {
+		if v != 0 {
+			parts = append(parts, fmt.Sprintf("%s %.0f", k, v))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
 }
 
 // TestScale is the scale benchmark (make scale): N WebApps (1 to 3 replicas, env only) are
@@ -122,8 +227,15 @@ func TestScale(t *testing.T) {
 		r.background = background
 		results = append(results, r)
 		t.Log(scaleTable(results))
+		if r.midCanary {
+			t.Log(midCanaryTable(results))
+		}
 	}
 	fmt.Println(scaleTable(results))
+	if s := midCanaryTable(results); s != "" {
+		fmt.Println(s)
+	}
+	compareAnalysis(t, results)
 	var base *scaleResult
 	for i := range results {
 		if results[i].mode == "without customize" && results[i].cpuConverge > 0 && results[i].peakRSS > 0 {
@@ -160,6 +272,65 @@ func metOrNot(ok bool) string {
 	return "NOT met"
 }
 
+// midCanaryTable formats the idle windows of the mid-canary modes of results as the Markdown
+// table of docs/performance.md; "" when there are none.
+func midCanaryTable(results []scaleResult) string {
+	var b strings.Builder
+	for _, r := range results {
+		if !r.midCanary {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("\n| N | CompositeController | all at the canary's first step | idle window | Metacontroller CPU over it | Metacontroller writes | hook calls (sync) | hook CPU over it | hook CPU, whole run | hook peak RSS | queries to Prometheus: per s (at most N/interval), outcomes | measurements asked for | Prometheus CPU over it (over as long unasked) |\n")
+			b.WriteString("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: |\n")
+		}
+		w := r.window
+		queries, lookups, prom := "–", "–", "–"
+		if r.analysis {
+			queries = fmt.Sprintf("%.2f (%.2f): %s", total(w.queries)/w.length.Seconds(), float64(r.n)/scaleAnalysisInterval, nonZero(w.queries))
+			lookups = nonZero(w.lookups)
+			prom = fmt.Sprintf("%.2f s (%.2f s unasked)", w.promCPU, r.promUnasked*w.length.Seconds())
+		}
+		fmt.Fprintf(&b, "| %d | %s | %.1f s | %.0f s | %.2f s | %.0f | %.0f (%.0f) | %.2f s | %.1f s | %d MiB | %s | %s | %s |\n",
+			r.n, r.mode, r.toMidCanary.Seconds(), w.length.Seconds(), w.mcCPU, w.writes, w.calls, w.syncs, w.hookCPU, r.hookCPU, r.hookPeakRSS>>20, queries, lookups, prom)
+	}
+	return b.String()
+}
+
+// compareAnalysis prints, for a run of both mid-canary modes, Metacontroller's CPU over the idle
+// window with analysis against without (the target: at most 1.1×), with the sync calls and the
+// CPU per call that explain it, and checks that the hook sent at most one query per WebApp per
+// interval.
+func compareAnalysis(t *testing.T, results []scaleResult) {
+	var with, without *scaleResult
+	for i := range results {
+		switch r := &results[i]; {
+		case r.midCanary && r.analysis:
+			with = r
+		case r.midCanary:
+			without = r
+		}
+	}
+	if with != nil {
+		w := with.window
+		rate, limit := total(w.queries)/w.length.Seconds(), float64(with.n)/scaleAnalysisInterval
+		fmt.Printf("%s: %.0f queries in %.0f s, %.2f a second, against at most N/interval = %.2f: %s\n",
+			with.mode, total(w.queries), w.length.Seconds(), rate, limit, metOrNot(rate <= limit*1.01))
+		if rate > limit*1.01 {
+			t.Errorf("%s: %.2f queries a second, more than one per WebApp per interval (%.2f)", with.mode, rate, limit)
+		}
+	}
+	if with == nil || without == nil || without.window.mcCPU <= 0 || without.window.syncs <= 0 || with.window.syncs <= 0 {
+		return
+	}
+	a, b := with.window, without.window
+	perMin := func(w scaleWindow, n int) float64 { return w.syncs / float64(n) / w.length.Minutes() }
+	cpu := a.mcCPU / b.mcCPU
+	fmt.Printf("%s against %s, over the idle window: Metacontroller CPU %.2f× (target ≤ 1.1×: %s); sync calls %.2f× (%.2f against %.2f per WebApp a minute); Metacontroller CPU per sync call %.2f ms against %.2f ms; writes %.0f against %.0f\n",
+		with.mode, without.mode, cpu, metOrNot(cpu <= 1.1), a.syncs/b.syncs, perMin(a, with.n), perMin(b, without.n),
+		1000*a.mcCPU/a.syncs, 1000*b.mcCPU/b.syncs, a.writes, b.writes)
+}
+
 // scaleTable formats results as the Markdown table of docs/performance.md.
 func scaleTable(results []scaleResult) string {
 	var b strings.Builder
@@ -191,13 +362,32 @@ func runScale(t *testing.T, m scaleMode, n int, ns string, idle time.Duration, w
 		t.Fatal(err)
 	}
 	in := renderInstall(t, m.dir)
+	var prom *prometheus
+	if m.analysis {
+		// A real Prometheus that scrapes nothing: each query is answered, with no data.
+		prom = startPrometheus(t)
+		defer prom.stop()
+		in.hookArgs = append(in.hookArgs, "--prometheus-url="+prom.url())
+		// What it costs unasked, to tell the queries' cost from its own.
+		time.Sleep(5 * time.Second)
+		pid := prom.proc.cmd.Process.Pid
+		cpu, from := procCPUSeconds(pid), time.Now()
+		time.Sleep(30 * time.Second)
+		r.promUnasked = (procCPUSeconds(pid) - cpu) / time.Since(from).Seconds()
+	}
 	hook := startHook(t, in)
 	cc := in.compositeController(t, hook.url())
 	if m.noCustomize {
 		delete(cc["spec"].(map[string]any)["hooks"].(map[string]any), "customize")
 	}
 	// A Metacontroller of its own, so that its CPU and memory are this mode's alone.
-	mc := startMetacontroller(t, cc, workers)
+	// SCALE_PROFILE=dir writes a CPU profile of it over the idle window to dir.
+	profileDir, pprofAddr := os.Getenv("SCALE_PROFILE"), "127.0.0.1:"+freePort()
+	var mcFlags []string
+	if profileDir != "" {
+		mcFlags = []string{"--pprof-address", pprofAddr}
+	}
+	mc := startMetacontroller(t, cc, workers, mcFlags...)
 
 	if m.config {
 		if err := parallel(n, 8, func(i int) error {
@@ -247,6 +437,16 @@ func runScale(t *testing.T, m scaleMode, n int, ns string, idle time.Duration, w
 		if m.canary {
 			spec["rollout"] = obj{"canary": obj{"steps": []any{obj{"weight": 10, "pauseSeconds": 60}, obj{"weight": 50, "pauseSeconds": 60}, obj{"weight": 80}}}}
 		}
+		if m.midCanary {
+			c := obj{"steps": []any{obj{"weight": 10, "pauseSeconds": 60}, obj{"weight": 50}}}
+			if m.analysis {
+				c["analysis"] = obj{"intervalSeconds": scaleAnalysisInterval, "metrics": []any{
+					obj{"name": "request-success-rate", "thresholdRange": obj{"min": 99}},
+					obj{"name": "request-duration", "thresholdRange": obj{"max": 500}},
+				}}
+			}
+			spec["rollout"] = obj{"canary": c}
+		}
 		_, err := client.create(webApp(ns, name, spec))
 		return err
 	}); err != nil {
@@ -271,9 +471,19 @@ func runScale(t *testing.T, m scaleMode, n int, ns string, idle time.Duration, w
 	r.ready = time.Since(start)
 	r.cpuConverge = mc.cpuSeconds()
 
+	if m.midCanary {
+		r.midCanary, r.analysis = true, m.analysis
+		r.toMidCanary = startCanaries(t, &r, mc, ns, n, m.analysis)
+	}
 	before := childVersions(t, ns)
 	writesBefore := mc.writes()
-	time.Sleep(idle)
+	snap := takeSnapshot(mc, hook, prom)
+	if profileDir != "" {
+		profileCPU(t, pprofAddr, filepath.Join(profileDir, strings.NewReplacer(" ", "-", ",", "", "(", "", ")", "").Replace(m.name)+".pprof"), idle)
+	} else {
+		time.Sleep(idle)
+	}
+	r.window = snap.since(mc, hook, prom)
 	after := childVersions(t, ns)
 	r.idleWrites = int(mc.writes() - writesBefore)
 	for k, v := range after {
@@ -281,7 +491,7 @@ func runScale(t *testing.T, m scaleMode, n int, ns string, idle time.Duration, w
 			r.idleRewrites++
 		}
 	}
-	if m.route {
+	if m.route && !m.midCanary {
 		// One change of the shared Gateway, as a Gateway controller makes when it updates its
 		// status, or the platform team a listener: Metacontroller syncs every WebApp relating it.
 		// The resync period syncs every WebApp at once too, so the change is made just after
@@ -348,6 +558,105 @@ func runScale(t *testing.T, m scaleMode, n int, ns string, idle time.Duration, w
 		return len(items) == 0, nil
 	})
 	return r
+}
+
+// startCanaries gives each of the n WebApps of ns a new image, so that each starts its canary,
+// waits until every canary waits at its first step for the route (and, with analysis, has
+// recorded a check), then until Metacontroller has written nothing for 6 s, and returns the time
+// until every canary was at its step. With analysis it then waits until a quarter of an interval
+// after a check time, so that an idle window of whole intervals holds the same number of checks
+// however it falls. A failure to get there is recorded in r.
+func startCanaries(t *testing.T, r *scaleResult, mc *metacontroller, ns string, n int, analysis bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	if err := parallel(n, 8, func(i int) error {
+		p, _ := client.path("example.com/v1", "WebApp", ns, fmt.Sprintf("app-%04d", i))
+		_, err := client.do("PATCH", p, "application/merge-patch+json", obj{"spec": obj{"image": "nginx:1.28"}})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := start.Add(time.Duration(n)*300*time.Millisecond + 3*time.Minute)
+	var took time.Duration
+	for {
+		mid, total, example := countMidCanary(t, ns, analysis)
+		if mid == n && total == n {
+			took = time.Since(start)
+			break
+		}
+		if time.Now().After(deadline) {
+			took = time.Since(start)
+			r.failure = fmt.Sprintf("%d of %d WebApps mid-canary after %s; one that is not: %s", mid, n, took.Round(time.Second), example)
+			break
+		}
+		if err := mc.exited(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Second)
+	}
+	// The canaries' last status writes settle before the window opens.
+	for quiet := time.Now().Add(2 * time.Minute); time.Now().Before(quiet); {
+		w := mc.writes()
+		time.Sleep(6 * time.Second)
+		if mc.writes() == w {
+			break
+		}
+	}
+	if analysis {
+		const interval = scaleAnalysisInterval * time.Second
+		now := time.Now()
+		next := now.Truncate(interval).Add(interval / 4)
+		if next.Before(now) {
+			next = next.Add(interval)
+		}
+		time.Sleep(next.Sub(now))
+	}
+	return took
+}
+
+// countMidCanary counts the WebApps of ns, and those whose canary waits at its first step for its
+// route (with analysis, having recorded a check), for their current generation; example says
+// where one that does not stands.
+func countMidCanary(t *testing.T, ns string, analysis bool) (mid, total int, example string) {
+	t.Helper()
+	p, _ := client.path("example.com/v1", "WebApp", ns, "")
+	b, err := client.do("GET", p, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, _ := decode(b)
+	items, _ := list["items"].([]any)
+	for _, it := range items {
+		msg, _ := field(it, "status", "canary", "message").(string)
+		ok := field(it, "status", "observedGeneration") == field(it, "metadata", "generation") &&
+			field(it, "status", "canary", "phase") == "Progressing" && fmt.Sprint(field(it, "status", "canary", "step")) == "0" &&
+			strings.Contains(msg, "waiting for the HTTPRoute") && (!analysis || field(it, "status", "canary", "analysis") != nil)
+		if ok {
+			mid++
+		} else if example == "" {
+			example = fmt.Sprintf("%v: %v", field(it, "metadata", "name"), field(it, "status", "canary"))
+		}
+	}
+	return mid, len(items), example
+}
+
+// profileCPU writes a CPU profile of the Go process serving pprof at addr, over d, to path.
+func profileCPU(t *testing.T, addr, path string, d time.Duration) {
+	t.Helper()
+	start := time.Now()
+	hc := &http.Client{Timeout: d + 30*time.Second}
+	resp, err := hc.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(d.Seconds())))
+	if err == nil {
+		defer resp.Body.Close()
+		var b []byte
+		if b, err = io.ReadAll(resp.Body); err == nil {
+			err = os.WriteFile(path, b, 0o644)
+		}
+	}
+	if err != nil {
+		t.Logf("CPU profile of Metacontroller: %v", err)
+	}
+	time.Sleep(d - time.Since(start)) // the window is d, whatever happened
 }
 
 // countReady counts the WebApps of ns, and those Ready for their current generation.
