@@ -306,14 +306,31 @@ func (s *state) inconclusiveFor(action webappv1.InconclusiveAction) bool {
 func inconclusiveAbort(s *state) bool   { return s.inconclusiveFor(webappv1.InconclusiveAbort) }
 func inconclusivePromote(s *state) bool { return s.inconclusiveFor(webappv1.InconclusivePromote) }
 
-// nextCheck is when the next check of the analysis is due, while the canary is at a step; false
-// without an analysis.
+// analyzing reports whether the canary is at a step with an analysis: its answer then holds only
+// now (Output.Timed), since a check may fall due at any later call.
+func (s *state) analyzing() bool {
+	return s.in.Plan != nil && s.in.Plan.Analysis != nil && slices.Contains(atAStep, s.phase())
+}
+
+// nextCheck is when the canary asks for a call for its analysis: at the next check, while its
+// latest check was not inconclusive, or, while it was, when onInconclusive's action (Abort or
+// Promote) is due; false otherwise. While checks are inconclusive (no traffic, Prometheus down)
+// the resync period brings the next check, not a timer of the canary's own: a thousand canaries
+// without traffic then cost Metacontroller no more syncs than without an analysis (make scale
+// measured 2.05 times as many with a call at every check).
 func (s *state) nextCheck() (time.Time, bool) {
-	a := s.in.Plan.Analysis
-	if a == nil || !slices.Contains(atAStep, s.phase()) {
+	if !s.analyzing() {
 		return time.Time{}, false
 	}
-	return checkTime(a, s.in.Now).Add(a.Interval()), true
+	a := s.in.Plan.Analysis
+	r := s.next.Analysis
+	if r == nil || r.Result != webappv1.CheckInconclusive {
+		return checkTime(a, s.in.Now).Add(a.Interval()), true
+	}
+	if after, act := a.Inconclusive(); act != webappv1.InconclusiveHold && r.InconclusiveSince != nil {
+		return r.InconclusiveSince.Add(after), true
+	}
+	return time.Time{}, false
 }
 
 // cloneAnalysis copies a record, so that what Next changes is never the input's.

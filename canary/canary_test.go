@@ -518,7 +518,7 @@ func transitionCases() []transitionCase {
 				in.Measurement = measured(3, 100, 20)
 				in.Now = t0.Add(65 * time.Second)
 			}),
-			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, pauseStart: at(50 * time.Second), resync: 5 * time.Second, analysis: webappv1.CheckInconclusive, checkTime: at(time.Minute), message: "the pause is over, and the step goes on after a check passes. Checks inconclusive since 12:01:00: the canary had 3 requests in 10s, fewer than minRequests (10)"},
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, pauseStart: at(50 * time.Second), resync: 0, analysis: webappv1.CheckInconclusive, checkTime: at(time.Minute), message: "the pause is over, and the step goes on after a check passes. Checks inconclusive since 12:01:00: the canary had 3 requests in 10s, fewer than minRequests (10)"},
 		},
 		{
 			name: "analysis: a check that fails counts, and at maxFailedChecks aborts, naming the metric and its value",
@@ -567,7 +567,7 @@ func transitionCases() []transitionCase {
 				})
 				in.Measurement = &canary.Measurement{At: t0.Add(time.Minute), Window: 10 * time.Second, Error: "Prometheus did not answer within 2s"}
 			}),
-			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, pauseStart: at(40 * time.Second), resync: 10 * time.Second, analysis: webappv1.CheckInconclusive, checkTime: at(40 * time.Second), message: "Checks inconclusive since 12:00:40: nothing was measured: Prometheus did not answer within 2s"},
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, pauseStart: at(40 * time.Second), resync: 0, analysis: webappv1.CheckInconclusive, checkTime: at(40 * time.Second), message: "Checks inconclusive since 12:00:40: nothing was measured: Prometheus did not answer within 2s"},
 		},
 		{
 			name: "analysis: a hook without Prometheus measures nothing: inconclusive",
@@ -687,8 +687,11 @@ func TestTransitions(t *testing.T) {
 			if got.StableTemplate != w.stableTemplate || got.Services != w.services || got.SelectsCanary != w.selectsCanary {
 				t.Errorf("stableTemplate, services, selectsCanary = %t, %t, %t; want %t, %t, %t", got.StableTemplate, got.Services, got.SelectsCanary, w.stableTemplate, w.services, w.selectsCanary)
 			}
-			if got.ResyncAfter != w.resync || got.Timed != (w.resync > 0) {
-				t.Errorf("resyncAfter, timed = %s, %t; want %s, %t", got.ResyncAfter, got.Timed, w.resync, w.resync > 0)
+			// An answer is timed while a timer runs, and while a canary with an analysis is at a step.
+			atStep := w.phase == webappv1.CanaryProgressing || w.phase == webappv1.CanaryPaused
+			timed := w.resync > 0 || w.analysis != "" && atStep
+			if got.ResyncAfter != w.resync || got.Timed != timed {
+				t.Errorf("resyncAfter, timed = %s, %t; want %s, %t", got.ResyncAfter, got.Timed, w.resync, timed)
 			}
 		})
 	}

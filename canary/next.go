@@ -51,7 +51,7 @@ func Next(in Input) Output {
 	if s.phase() != None {
 		o.Status = &s.next
 		o.ResyncAfter = s.timer()
-		o.Timed = o.ResyncAfter > 0
+		o.Timed = o.ResyncAfter > 0 || s.analyzing()
 	}
 	o.Report = s.webAppReport(&o)
 	if in.Plan != nil {

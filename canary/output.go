@@ -51,8 +51,9 @@ type Output struct {
 	// ResyncAfter asks for a call after that long, when a timer runs out then; 0 for none.
 	ResyncAfter time.Duration
 	// Timed is true when the decision holds only at Input.Now: a call later may decide otherwise
-	// on the same input. Today that is exactly when a timer runs (ResyncAfter > 0); a decision
-	// read from a measurement will be timed too. Such an answer must not be replayed.
+	// on the same input. That is when a timer runs (ResyncAfter > 0), and whenever a canary with
+	// an analysis is at a step, since a check may fall due at any later call. Such an answer must
+	// not be replayed.
 	Timed bool
 	// Report is what the canary says of the WebApp as a whole, while it decides that: nil when
 	// the stable Deployment's rollout tells the story.
