@@ -373,7 +373,7 @@ func TestCRD(t *testing.T) {
 		for _, c := range table.ColumnDefinitions {
 			got = append(got, c.Name)
 		}
-		if want := []string{"Name", "Ready", "Phase", "Reason", "URL", "Canary", "Age", "Image", "Message"}; !slices.Equal(got, want) {
+		if want := []string{"Name", "Ready", "Phase", "Reason", "URL", "Canary", "Analysis", "Age", "Image", "Message"}; !slices.Equal(got, want) {
 			t.Errorf("columns = %v; want %v", got, want)
 		}
 	})
