@@ -910,18 +910,7 @@ func (e *analysisEnv) noTraffic(t *testing.T) {
 	pauseEnd := st.Canary.PauseStartTime.Add(pause * time.Second)
 	a.tl.mark(t, "the pause started at %s; the clients stopped", st.Canary.PauseStartTime.UTC().Format(time.TimeOnly))
 
-	held := waitStatus(t, a.ns, a.name, "the step held past its pause, inconclusive for want of requests", 90*time.Second, func(st webappv1.WebAppStatus) bool {
-		c := st.Canary
-		// An inconclusive check that finds what the recorded one found leaves the record as it
-		// is: past the pause, the message says the step holds for a check.
-		return time.Now().After(pauseEnd.Add(2*analysisInterval*time.Second)) && c != nil && c.Analysis != nil &&
-			c.Analysis.Result == webappv1.CheckInconclusive && strings.Contains(c.Message, "the pause is over")
-	})
-	c := held.Canary
-	a.tl.mark(t, "held: %s", c.Message)
-	if c.Phase != webappv1.CanaryProgressing || c.Step != 0 || c.FailedChecks != 0 {
-		t.Errorf("status.canary %s; want step 1 held, Progressing, no failed check", jsonString(c))
-	}
+	c := a.waitHeld(t, "requests", pauseEnd)
 	for _, want := range []string{"fewer than minRequests", "the pause is over, and the step goes on after a check passes"} {
 		if !strings.Contains(c.Message, want) {
 			t.Errorf("status.canary.message %q; want it to say %q", c.Message, want)
@@ -951,6 +940,25 @@ func (e *analysisEnv) noTraffic(t *testing.T) {
 	}
 }
 
+// waitHeld waits until the canary's first step has held past pauseEnd for two check intervals,
+// its checks inconclusive for want of what, and returns status.canary, checked to be at step 1,
+// Progressing, with no failed check. An inconclusive check that finds what the recorded one found
+// leaves the record as it is: past the pause, the message says the step holds for a check.
+func (a *analysisApp) waitHeld(t *testing.T, what string, pauseEnd time.Time) *webappv1.CanaryStatus {
+	t.Helper()
+	held := waitStatus(t, a.ns, a.name, "the step held past its pause, inconclusive for want of "+what, 90*time.Second, func(st webappv1.WebAppStatus) bool {
+		c := st.Canary
+		return time.Now().After(pauseEnd.Add(2*analysisInterval*time.Second)) && c != nil && c.Analysis != nil &&
+			c.Analysis.Result == webappv1.CheckInconclusive && strings.Contains(c.Message, "the pause is over")
+	})
+	c := held.Canary
+	a.tl.mark(t, "held: %s", c.Message)
+	if c.Phase != webappv1.CanaryProgressing || c.Step != 0 || c.FailedChecks != 0 {
+		t.Errorf("status.canary %s; want step 1 held, Progressing, no failed check", jsonString(c))
+	}
+	return c
+}
+
 // prometheusDown is proof 5: Prometheus stops when the step's pause starts; past the pause, the
 // step holds, its checks inconclusive, none failed, and the status says Prometheus cannot be
 // reached, naming no URL; Prometheus starts again on its port and data, and the canary goes on.
@@ -972,18 +980,7 @@ func (e *analysisEnv) prometheusDown(t *testing.T) {
 	stoppedAt := time.Now()
 	pauseEnd := st.Canary.PauseStartTime.Add(pause * time.Second)
 	a.tl.mark(t, "the pause started at %s; Prometheus stopped", st.Canary.PauseStartTime.UTC().Format(time.TimeOnly))
-	held := waitStatus(t, a.ns, a.name, "the step held past its pause, inconclusive for want of Prometheus", 90*time.Second, func(st webappv1.WebAppStatus) bool {
-		c := st.Canary
-		// An inconclusive check that finds what the recorded one found leaves the record as it
-		// is: past the pause, the message says the step holds for a check.
-		return time.Now().After(pauseEnd.Add(2*analysisInterval*time.Second)) && c != nil && c.Analysis != nil &&
-			c.Analysis.Result == webappv1.CheckInconclusive && strings.Contains(c.Message, "the pause is over")
-	})
-	c := held.Canary
-	a.tl.mark(t, "held: %s", c.Message)
-	if c.Phase != webappv1.CanaryProgressing || c.Step != 0 || c.FailedChecks != 0 {
-		t.Errorf("status.canary %s; want step 1 held, Progressing, no failed check", jsonString(c))
-	}
+	c := a.waitHeld(t, "Prometheus", pauseEnd)
 	if !strings.Contains(c.Message, "Prometheus") || !strings.Contains(c.Analysis.Message, "Prometheus") {
 		t.Errorf("status.canary.message %q, the check's %q; want them to say what is wrong with Prometheus", c.Message, c.Analysis.Message)
 	}
