@@ -1,6 +1,8 @@
 package v1
 
 import (
+	"strconv"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -54,7 +56,50 @@ const (
 	AnnotationPromote = "webapp.example.com/promote"
 	// AnnotationAbort aborts the canary now, as failed checks would.
 	AnnotationAbort = "webapp.example.com/abort"
+	// AnnotationPromoteStep ends the canary's current step now, as if its pause were over and
+	// its latest check had passed: the canary moves to the next step, or is promoted from the
+	// last one. Its value is "<revision>/<step>", step being status.canary.step, so that it acts
+	// once, on that step of that revision (PromoteStepValue).
+	AnnotationPromoteStep = "webapp.example.com/promote-step"
+	// AnnotationRetry starts an aborted canary again from its first step, its failed checks at 0.
+	// Its value is "<revision>" for the first retry of that revision and "<revision>/<n>" for the
+	// nth (RetryValue); a retry acts only while the canary of that revision is Aborted and n is
+	// more than status.canary.retries, so that one left behind never acts again.
+	AnnotationRetry = "webapp.example.com/retry"
 )
+
+// PromoteStepValue is the value of AnnotationPromoteStep that ends step step (status.canary.step)
+// of the canary of revision.
+func PromoteStepValue(revision string, step int32) string {
+	return revision + "/" + strconv.Itoa(int(step))
+}
+
+// RetryValue is the value of AnnotationRetry for the nth retry of revision: the revision alone
+// for n <= 1, "<revision>/<n>" after that.
+func RetryValue(revision string, n int32) string {
+	if n <= 1 {
+		return revision
+	}
+	return revision + "/" + strconv.Itoa(int(n))
+}
+
+// ParseRevisionCount splits a value of AnnotationPromoteStep or AnnotationRetry into its revision
+// and its number. A value without "/" is the revision alone, with n = def; ok is false when what
+// follows the "/" is not a number from 0 to 1000000, or the revision is empty.
+func ParseRevisionCount(v string, def int32) (revision string, n int32, ok bool) {
+	revision, num, found := strings.Cut(v, "/")
+	if revision == "" {
+		return "", 0, false
+	}
+	if !found {
+		return revision, def, true
+	}
+	i, err := strconv.Atoi(num)
+	if err != nil || i < 0 || i > 1000000 {
+		return "", 0, false
+	}
+	return revision, int32(i), true
+}
 
 // Rollout says how a new pod template reaches the pods.
 type Rollout struct {
@@ -260,6 +305,11 @@ type CanaryStatus struct {
 	// scaleDownDelaySeconds after it. Unset otherwise.
 	// +optional
 	NoTrafficTime *metav1.Time `json:"noTrafficTime,omitempty"`
+
+	// retries is how many times the webapp.example.com/retry annotation started this revision's
+	// canary again after an abort.
+	// +optional
+	Retries int32 `json:"retries,omitempty"`
 
 	// analysis is the record of the latest check of spec.rollout.canary.analysis at this
 	// revision: when it ran, what each metric measured, and its result.
