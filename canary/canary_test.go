@@ -116,6 +116,7 @@ type want struct {
 	row            string               // the Move row that fires, "" for none
 	analysis       webappv1.CheckResult // the result status.canary.analysis records, "" for none
 	checkTime      *metav1.Time         // when it was checked, with analysis
+	retries        int32                // status.canary.retries
 }
 
 // transitionCase is a case of TestTransitions: an input, and what Next's output must show.
@@ -628,6 +629,85 @@ func transitionCases() []transitionCase {
 			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(time.Minute), phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 5 * time.Second, analysis: webappv1.CheckInconclusive, checkTime: at(time.Minute), message: "inconclusive since 2026-12-01T12:00:00Z, the step holds until a check passes or fails"},
 		},
 		{
+			name: "promote-step at a timed step whose pause is not over: the next step, at once",
+			in: input(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.PauseStartTime = at(58 * time.Second) })
+				in.ServicesObserved, in.Canary, in.Route = true, ready(1), split(10, true)
+				in.PromoteStep = webappv1.PromoteStepValue("new", 0)
+			}),
+			want: want{row: "promote-step asked: the step ends, whatever its pause and checks", phase: webappv1.CanaryProgressing, step: 1, form: canary.Run, replicas: 2, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 2*time.Minute + 5*time.Second, message: "Step 2 of 3"},
+		},
+		{
+			name: "promote-step left behind for a step already ended does nothing",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPaused, 2, nil), true, ready(3), split(60, true)
+				in.PromoteStep = webappv1.PromoteStepValue("new", 1)
+			}),
+			want: want{phase: webappv1.CanaryPaused, step: 2, form: canary.Run, replicas: 3, services: true, split: true, weights: [2]int32{40, 60}, selectsCanary: true},
+		},
+		{
+			name: "promote-step at the last step, paused until promoted: promoting",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPaused, 2, nil), true, ready(3), split(60, true)
+				in.PromoteStep = webappv1.PromoteStepValue("new", 2)
+			}),
+			want: want{row: "promote-step asked at the last step: promoting", phase: webappv1.CanaryPromoting, step: 2, form: canary.Run, replicas: 4, services: true, split: true, weights: [2]int32{40, 60}, selectsCanary: true, message: "the canary scales to 4 pods"},
+		},
+		{
+			name: "retry asked for the aborted revision: its canary starts again at step 1, its failed checks at 0",
+			in: input(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryAborted, 1, func(st *webappv1.CanaryStatus) { st.FailedChecks = 2 })
+				in.Canary, in.Route = &canary.Deployment{Aborted: "new", ScaledDown: true}, &canary.Route{Accepted: true}
+				in.Retry = webappv1.RetryValue("new", 1)
+			}),
+			want: want{row: "retry asked for the aborted revision: its canary starts again from the first step", phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, retries: 1, resync: 2*time.Minute + 5*time.Second, message: "Step 1 of 3"},
+		},
+		{
+			name: "a retry left behind does nothing once the retried canary aborted again",
+			in: input(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryAborted, 0, func(st *webappv1.CanaryStatus) { st.FailedChecks, st.Retries = 2, 1 })
+				in.Canary, in.Route = &canary.Deployment{Aborted: "new", Retries: 1, ScaledDown: true}, &canary.Route{Accepted: true}
+				in.Retry = webappv1.RetryValue("new", 1)
+			}),
+			want: want{phase: webappv1.CanaryAborted, form: canary.Zero, failedChecks: 2, retries: 1},
+		},
+		{
+			name: "a second retry of the same revision: /2",
+			in: input(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryAborted, 0, func(st *webappv1.CanaryStatus) { st.FailedChecks, st.Retries = 2, 1 })
+				in.Canary, in.Route = &canary.Deployment{Aborted: "new", Retries: 1, ScaledDown: true}, &canary.Route{Accepted: true}
+				in.Retry = webappv1.RetryValue("new", 2)
+			}),
+			want: want{row: "retry asked for the aborted revision: its canary starts again from the first step", phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, retries: 2, resync: 2*time.Minute + 5*time.Second},
+		},
+		{
+			name: "retry asked for another revision does nothing",
+			in: input(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryAborted, 1, func(st *webappv1.CanaryStatus) { st.FailedChecks = 2 })
+				in.Canary, in.Route = &canary.Deployment{Aborted: "new", ScaledDown: true}, &canary.Route{Accepted: true}
+				in.Retry = "older"
+			}),
+			want: want{phase: webappv1.CanaryAborted, step: 1, form: canary.Zero, failedChecks: 2},
+		},
+		{
+			name: "a status older than the retry: the canary Deployment says it was retried",
+			in: input(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryAborted, 1, func(st *webappv1.CanaryStatus) { st.FailedChecks = 2 })
+				in.Canary, in.Route = &canary.Deployment{Revision: "new", Retries: 1, Replicas: 1, Total: 1, Updated: 1}, &canary.Route{Accepted: true}
+				in.Retry = webappv1.RetryValue("new", 1)
+			}),
+			want: want{row: "retried before: the canary Deployment says so, whatever an older status says", phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, retries: 1, resync: 2*time.Minute + 5*time.Second},
+		},
+		{
+			name: "retried, the canary Deployment not yet updated: the abort it records is of the attempt before, and is not taken for one",
+			in: input(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.Retries = 1 })
+				in.Canary = &canary.Deployment{Aborted: "new", ScaledDown: true}
+				in.Retry = webappv1.RetryValue("new", 1)
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, retries: 1, resync: time.Minute + 5*time.Second},
+		},
+		{
 			name: "the canary removed from the spec mid-canary: its weight goes to 0 first, and the status goes",
 			in: input(func(in *canary.Input) {
 				in.Plan, in.Last, in.ServicesObserved, in.Canary, in.Route = nil, running(webappv1.CanaryProgressing, 1, nil), true, ready(2), split(30, true)
@@ -664,6 +744,9 @@ func TestTransitions(t *testing.T) {
 				}
 				if !strings.Contains(st.Message, w.message) {
 					t.Errorf("message = %q; want it to contain %q", st.Message, w.message)
+				}
+				if st.Retries != w.retries {
+					t.Errorf("retries = %d; want %d", st.Retries, w.retries)
 				}
 				if st.Replicas != w.replicas {
 					t.Errorf("status replicas = %d; want %d", st.Replicas, w.replicas)
@@ -743,5 +826,37 @@ func TestEveryRowHasACase(t *testing.T) {
 		if !stages[r.Stage] {
 			t.Errorf("stage %s is reached in no case of TestTransitions", r.Stage)
 		}
+	}
+}
+
+// TestRetryMarksTheCanaryDeployment: a retried canary's Deployment records its retries, running
+// and once aborted again, so that an older status neither retries it again nor takes the
+// earlier attempt's abort for this one's; a canary never retried carries no such annotation.
+func TestRetryMarksTheCanaryDeployment(t *testing.T) {
+	tests := []struct {
+		name string
+		in   canary.Input
+		want map[string]string
+	}{
+		{"retried, running", input(func(in *canary.Input) {
+			in.Last = running(webappv1.CanaryAborted, 1, func(st *webappv1.CanaryStatus) { st.FailedChecks = 2 })
+			in.Canary = &canary.Deployment{Aborted: "new", ScaledDown: true}
+			in.Retry = "new"
+		}), map[string]string{canary.AnnotationRevision: "new", canary.AnnotationRetries: "1"}},
+		{"retried, aborted again", input(func(in *canary.Input) {
+			in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.Retries = 1 })
+			in.Canary, in.Abort = &canary.Deployment{Revision: "new", Retries: 1, Replicas: 1}, "new"
+		}), map[string]string{canary.AnnotationAborted: "new", canary.AnnotationRetries: "1"}},
+		{"never retried, aborted", input(func(in *canary.Input) {
+			in.Last = running(webappv1.CanaryProgressing, 0, nil)
+			in.Canary, in.Abort = &canary.Deployment{Revision: "new", Replicas: 1}, "new"
+		}), map[string]string{canary.AnnotationAborted: "new"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := canary.Next(tt.in).Annotations; !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("annotations = %v; want %v", got, tt.want)
+			}
+		})
 	}
 }

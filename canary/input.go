@@ -21,6 +21,11 @@ const (
 	// revision: a promotion asked by annotation survives an older status, even once the
 	// annotation is gone.
 	AnnotationPromoting = "webapp.example.com/promoting"
+	// AnnotationRetries records, on the canary Deployment of a canary the
+	// webappv1.AnnotationRetry annotation started again, how many times it did
+	// (status.canary.retries), so that an older status neither retries it again nor takes an
+	// abort of an earlier attempt for one of this attempt. Absent before any retry.
+	AnnotationRetries = "webapp.example.com/retries"
 )
 
 // Input is everything Next decides from: the spec, the status Metacontroller sent back, what is
@@ -55,6 +60,11 @@ type Input struct {
 	// Promote and Abort are the values of the WebApp's webappv1.AnnotationPromote and
 	// AnnotationAbort annotations, "" when absent. Each acts only when it names Revision.
 	Promote, Abort string
+	// PromoteStep and Retry are the values of its webappv1.AnnotationPromoteStep and
+	// AnnotationRetry annotations, "" when absent: "<revision>/<step>" and "<revision>[/<n>]"
+	// (webappv1.ParseRevisionCount). Each acts only when it names Revision, and PromoteStep only
+	// at that step, Retry only for a retry not yet taken.
+	PromoteStep, Retry string
 	// Measurement is what the edge measured for a check of the plan's analysis that Due said
 	// was due at Now; nil when it measured nothing (none was due, or the hook has no
 	// Prometheus). A check that is due and has none is inconclusive.
@@ -79,6 +89,8 @@ type Deployment struct {
 	// Revision is its AnnotationRevision, the revision it runs; Aborted and Promoting are its
 	// AnnotationAborted and AnnotationPromoting, "" when absent.
 	Revision, Aborted, Promoting string
+	// Retries is its AnnotationRetries, 0 when absent or not a number.
+	Retries int32
 	// Replicas is spec.replicas.
 	Replicas int32
 	// Generation and ObservedGeneration are metadata.generation and status.observedGeneration.

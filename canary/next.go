@@ -2,6 +2,7 @@ package canary
 
 import (
 	"slices"
+	"strconv"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,15 +76,19 @@ func (s *state) children() Output {
 // annotations are the annotations the canary Deployment carries in o: the revision it runs, and
 // whether it is being promoted; or, kept after an abort, the revision that was aborted.
 func (s *state) annotations(o *Output) map[string]string {
+	var a map[string]string
 	switch {
 	case o.Form == Run && s.phase() == webappv1.CanaryPromoting:
-		return map[string]string{AnnotationRevision: s.in.Revision, AnnotationPromoting: s.in.Revision}
+		a = map[string]string{AnnotationRevision: s.in.Revision, AnnotationPromoting: s.in.Revision}
 	case o.Form == Run:
-		return map[string]string{AnnotationRevision: s.in.Revision}
+		a = map[string]string{AnnotationRevision: s.in.Revision}
 	case (o.Form == Keep || o.Form == Zero) && s.phase() == webappv1.CanaryAborted:
-		return map[string]string{AnnotationAborted: s.next.Revision}
+		a = map[string]string{AnnotationAborted: s.next.Revision}
 	}
-	return nil
+	if a != nil && s.next.Retries > 0 {
+		a[AnnotationRetries] = strconv.Itoa(int(s.next.Retries))
+	}
+	return a
 }
 
 // webAppReport is what the canary says of the WebApp: Progressing while it runs, Degraded while the

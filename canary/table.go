@@ -75,6 +75,10 @@ var Transitions = []Row{
 		From: []webappv1.CanaryPhase{None, webappv1.CanaryPromoted, webappv1.CanaryRolledBack}, When: differsFromStable, To: webappv1.CanaryProgressing, Do: start},
 	{Name: "a new template, mid-canary or after an abort", Kind: Move,
 		From: append(slices.Clip(serving), webappv1.CanaryAborted), When: newRevision, To: webappv1.CanaryProgressing, Do: start},
+	{Name: "retry asked for the aborted revision: its canary starts again from the first step", Kind: Move,
+		From: []webappv1.CanaryPhase{webappv1.CanaryAborted}, When: retryAsked, To: webappv1.CanaryProgressing, Do: retry},
+	{Name: "retried before: the canary Deployment says so, whatever an older status says", Kind: Move,
+		From: []webappv1.CanaryPhase{webappv1.CanaryAborted}, When: retriedBefore, To: webappv1.CanaryProgressing, Do: agreeWithRetry},
 	{Name: "aborted before: the canary Deployment says so, whatever an older status says", Kind: Move,
 		From: serving, When: abortedBefore, To: webappv1.CanaryAborted, Do: agreeWithAbort},
 	{Name: "abort asked", Kind: Move,
@@ -91,6 +95,10 @@ var Transitions = []Row{
 		From: atAStep, When: promotingBefore, To: webappv1.CanaryPromoting},
 	{Name: "checks inconclusive past onInconclusive.afterSeconds, with action Promote", Kind: Move,
 		From: atAStep, When: inconclusivePromote, To: webappv1.CanaryPromoting},
+	{Name: "promote-step asked: the step ends, whatever its pause and checks", Kind: Move,
+		From: atAStep, When: promoteStepBeforeLast, To: webappv1.CanaryProgressing, Do: nextStep},
+	{Name: "promote-step asked at the last step: promoting", Kind: Move,
+		From: atAStep, When: promoteStepAtLast, To: webappv1.CanaryPromoting},
 	{Name: "weight in place at a timed step: its pause starts", Kind: Move,
 		From: []webappv1.CanaryPhase{webappv1.CanaryProgressing}, When: pauseStarts, To: webappv1.CanaryProgressing, Do: startPause},
 	{Name: "weight in place at a manual step: paused until promoted", Kind: Move,
@@ -129,7 +137,45 @@ func differsFromStable(s *state) bool {
 
 func newRevision(s *state) bool { return differsFromStable(s) && s.next.Revision != s.in.Revision }
 
-func abortedBefore(s *state) bool { c := s.in.Canary; return c != nil && s.names(c.Aborted) }
+// abortedBefore: the canary Deployment records an abort of this revision, in this attempt (a
+// retry since takes it back).
+func abortedBefore(s *state) bool {
+	c := s.in.Canary
+	return c != nil && s.names(c.Aborted) && c.Retries >= s.next.Retries
+}
+
+// retryAsked: the retry annotation names the aborted revision, with a retry not yet taken by
+// the status or the canary Deployment.
+func retryAsked(s *state) bool {
+	rev, n, ok := webappv1.ParseRevisionCount(s.in.Retry, 1)
+	return ok && s.names(rev) && s.next.Revision == rev && n > max(s.next.Retries, s.deploymentRetries())
+}
+
+// retriedBefore: the canary Deployment runs the aborted revision again, after more retries than
+// the status counts: a status older than the retry.
+func retriedBefore(s *state) bool {
+	c := s.in.Canary
+	return c != nil && s.names(c.Revision) && s.next.Revision == c.Revision && c.Aborted == "" && c.Retries > s.next.Retries
+}
+
+// deploymentRetries is the retries the canary Deployment records of this revision, 0 when it
+// runs or aborted another.
+func (s *state) deploymentRetries() int32 {
+	if c := s.in.Canary; c != nil && (s.names(c.Revision) || s.names(c.Aborted)) {
+		return c.Retries
+	}
+	return 0
+}
+
+// promoteStepAsked: the promote-step annotation names this revision and the step it is at.
+func promoteStepAsked(s *state) bool {
+	rev, step, ok := webappv1.ParseRevisionCount(s.in.PromoteStep, -1)
+	return ok && s.names(rev) && s.next.Revision == rev && step == s.next.Step
+}
+
+func promoteStepBeforeLast(s *state) bool { return promoteStepAsked(s) && !s.atLastStep() }
+
+func promoteStepAtLast(s *state) bool { return promoteStepAsked(s) && s.atLastStep() }
 
 func abortAsked(s *state) bool { return s.names(s.in.Abort) }
 
@@ -177,6 +223,21 @@ func start(s *state) {
 	now := s.now()
 	s.next = webappv1.CanaryStatus{Revision: s.in.Revision, StepStartTime: &now, Restarts: s.in.Pods.Restarts}
 	s.verdict = ""
+}
+
+// retry starts the aborted revision's canary again, its retries counting the one the
+// annotation asked for.
+func retry(s *state) {
+	_, n, _ := webappv1.ParseRevisionCount(s.in.Retry, 1)
+	start(s)
+	s.next.Retries = n
+}
+
+// agreeWithRetry makes an older status agree with the retry the canary Deployment records.
+func agreeWithRetry(s *state) {
+	n := s.in.Canary.Retries
+	start(s)
+	s.next.Retries = n
 }
 
 // agreeWithAbort makes an older status agree with the abort the canary Deployment records: one

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"strconv"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -47,6 +48,8 @@ func decideCanary(req *Request, obs *observedChildren, deployment *appsv1.Deploy
 		ServicesObserved: obs.canaryService != nil && obs.stableService != nil,
 		Promote:          p.Promote,
 		Abort:            p.Abort,
+		PromoteStep:      p.PromoteStep,
+		Retry:            p.Retry,
 		Measurement:      req.Measurement,
 		Now:              now,
 	}
@@ -63,6 +66,7 @@ func decideCanary(req *Request, obs *observedChildren, deployment *appsv1.Deploy
 			Revision:           d.Revision,
 			Aborted:            d.Aborted,
 			Promoting:          d.Promoting,
+			Retries:            retriesOf(d.Retries),
 			Replicas:           replicasOf(d),
 			Generation:         d.Generation,
 			ObservedGeneration: d.Status.ObservedGeneration,
@@ -97,6 +101,16 @@ func decideCanary(req *Request, obs *observedChildren, deployment *appsv1.Deploy
 	}
 	out := canary.Next(in)
 	return &out
+}
+
+// retriesOf is the canary Deployment's canary.AnnotationRetries as a number, 0 when it is absent
+// or not a number from 0 to math.MaxInt32.
+func retriesOf(v string) int32 {
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return int32(n)
 }
 
 // canaryFailure is the failure the canary Deployment reports for its observed generation, as a

@@ -62,6 +62,9 @@ type Parent struct {
 	// Promote and Abort are the values of its webappv1.AnnotationPromote and AnnotationAbort
 	// annotations, "" when absent.
 	Promote, Abort string
+	// PromoteStep and Retry are the values of its webappv1.AnnotationPromoteStep and
+	// AnnotationRetry annotations, "" when absent.
+	PromoteStep, Retry string
 }
 
 // Child is one observed child object.
@@ -208,6 +211,9 @@ type ObservedDeployment struct {
 	// Promoting is its AnnotationPromoting annotation, which only the canary Deployment of a
 	// canary being promoted carries: its revision. "" when it has none.
 	Promoting string
+	// Retries is its AnnotationRetries annotation, which only the canary Deployment of a canary
+	// started again by the retry annotation carries. "" when it has none.
+	Retries string
 	// Status is the Deployment controller's report.
 	Status ObservedDeploymentStatus
 }

@@ -25,3 +25,35 @@ func TestOwnedKeysMatchCRD(t *testing.T) {
 		}
 	}
 }
+
+// TestRevisionCountValues: the values the promote-step and retry annotations take read back as
+// written, and a value that is not one is refused rather than read as another.
+func TestRevisionCountValues(t *testing.T) {
+	tests := []struct {
+		v       string
+		def     int32
+		wantRev string
+		wantN   int32
+		wantOK  bool
+	}{
+		{webappv1.PromoteStepValue("c138f6851b", 2), -1, "c138f6851b", 2, true},
+		{webappv1.PromoteStepValue("c138f6851b", 0), -1, "c138f6851b", 0, true},
+		{webappv1.RetryValue("c138f6851b", 1), 1, "c138f6851b", 1, true},
+		{webappv1.RetryValue("c138f6851b", 3), 1, "c138f6851b", 3, true},
+		{"c138f6851b", -1, "c138f6851b", -1, true},
+		{"c138f6851b/", 1, "", 0, false},
+		{"c138f6851b/two", 1, "", 0, false},
+		{"c138f6851b/-1", 1, "", 0, false},
+		{"c138f6851b/99999999999", 1, "", 0, false},
+		{"/2", 1, "", 0, false},
+		{"", 1, "", 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.v, func(t *testing.T) {
+			rev, n, ok := webappv1.ParseRevisionCount(tt.v, tt.def)
+			if rev != tt.wantRev || n != tt.wantN || ok != tt.wantOK {
+				t.Errorf("ParseRevisionCount(%q, %d) = %q, %d, %t; want %q, %d, %t", tt.v, tt.def, rev, n, ok, tt.wantRev, tt.wantN, tt.wantOK)
+			}
+		})
+	}
+}

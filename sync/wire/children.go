@@ -137,6 +137,7 @@ func deploymentView(decode func(any) error) (sync.Child, error) {
 		Revision:          w.Metadata.Annotations.Revision,
 		Aborted:           w.Metadata.Annotations.Aborted,
 		Promoting:         w.Metadata.Annotations.Promoting,
+		Retries:           w.Metadata.Annotations.Retries,
 		Status:            w.Status,
 	}
 	return c, err
@@ -226,6 +227,7 @@ type observedHead struct {
 			Revision          string `json:"webapp.example.com/revision"`            // canary.AnnotationRevision, on a canary Deployment
 			Aborted           string `json:"webapp.example.com/aborted"`             // canary.AnnotationAborted, on an aborted canary Deployment
 			Promoting         string `json:"webapp.example.com/promoting"`           // canary.AnnotationPromoting, on a canary Deployment being promoted
+			Retries           string `json:"webapp.example.com/retries"`             // canary.AnnotationRetries, on a canary Deployment retried
 		} `json:"annotations"`
 	} `json:"metadata"`
 }

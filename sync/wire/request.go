@@ -52,13 +52,15 @@ func DecodeRequest(body []byte) (*sync.Request, error) {
 	}
 	req := &sync.Request{
 		Parent: sync.Parent{
-			Name:       p.Metadata.Name,
-			Namespace:  p.Metadata.Namespace,
-			Generation: p.Metadata.Generation,
-			Conditions: p.Status.conditions,
-			Canary:     p.Status.canary,
-			Promote:    p.Metadata.Annotations.Promote,
-			Abort:      p.Metadata.Annotations.Abort,
+			Name:        p.Metadata.Name,
+			Namespace:   p.Metadata.Namespace,
+			Generation:  p.Metadata.Generation,
+			Conditions:  p.Status.conditions,
+			Canary:      p.Status.canary,
+			Promote:     p.Metadata.Annotations.Promote,
+			Abort:       p.Metadata.Annotations.Abort,
+			PromoteStep: p.Metadata.Annotations.PromoteStep,
+			Retry:       p.Metadata.Annotations.Retry,
 		},
 		Finalizing: w.Finalizing,
 	}
@@ -161,8 +163,10 @@ type wireParent struct {
 		Namespace   string `json:"namespace"`
 		Generation  int64  `json:"generation"`
 		Annotations struct {
-			Promote string `json:"webapp.example.com/promote"` // webappv1.AnnotationPromote
-			Abort   string `json:"webapp.example.com/abort"`   // webappv1.AnnotationAbort
+			Promote     string `json:"webapp.example.com/promote"`      // webappv1.AnnotationPromote
+			Abort       string `json:"webapp.example.com/abort"`        // webappv1.AnnotationAbort
+			PromoteStep string `json:"webapp.example.com/promote-step"` // webappv1.AnnotationPromoteStep
+			Retry       string `json:"webapp.example.com/retry"`        // webappv1.AnnotationRetry
 		} `json:"annotations"`
 	} `json:"metadata"`
 	Spec   jsontext.Value `json:"spec"`

@@ -379,7 +379,7 @@ func TestDecodeRequestRaw(t *testing.T) {
 // reads, the annotations included, whose names the views spell out in their struct tags.
 func TestDecodeRequestViews(t *testing.T) {
 	dep := `{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "hello", "generation": 3, "annotations": {"` + sync.AnnotationSpecHash + `": "abc", "other": "x",
-		"` + canary.AnnotationRevision + `": "r2", "` + canary.AnnotationAborted + `": "r1", "` + canary.AnnotationPromoting + `": "r3"}},
+		"` + canary.AnnotationRevision + `": "r2", "` + canary.AnnotationAborted + `": "r1", "` + canary.AnnotationPromoting + `": "r3", "` + canary.AnnotationRetries + `": "2"}},
 		"spec": {"replicas": 2, "selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"annotations": {"` + webappv1.AnnotationConfigHash + `": "def"}}}},
 		"status": {"observedGeneration": 3, "replicas": 2, "updatedReplicas": 2, "readyReplicas": 1, "availableReplicas": 1, "terminatingReplicas": 1,
 			"conditions": [{"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable", "message": "done", "lastUpdateTime": "2026-11-01T08:00:00Z"}]}}`
@@ -395,7 +395,7 @@ func TestDecodeRequestViews(t *testing.T) {
 		switch c.Kind {
 		case "Deployment":
 			one, two := int32(1), int32(2)
-			got, want = c.Deployment, &sync.ObservedDeployment{Generation: 3, SpecHash: "abc", Replicas: &two, Revision: "r2", Aborted: "r1", Promoting: "r3",
+			got, want = c.Deployment, &sync.ObservedDeployment{Generation: 3, SpecHash: "abc", Replicas: &two, Revision: "r2", Aborted: "r1", Promoting: "r3", Retries: "2",
 				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}, ConfigHash: "def",
 				Status: sync.ObservedDeploymentStatus{ObservedGeneration: 3, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 1, AvailableReplicas: 1, TerminatingReplicas: &one,
 					Conditions: []sync.ObservedCondition{{Type: "Progressing", Status: "True", Reason: "NewReplicaSetAvailable", Message: "done"}}}}
@@ -639,16 +639,18 @@ func TestDecodeCanaryState(t *testing.T) {
 		metadata, status    string
 		wantCanary          string // status.canary as JSON, "null" for none
 		wantPromote, wantAb string
+		wantStep, wantRetry string
 	}{
-		{"none", `{}`, `{}`, "null", "", ""},
+		{"none", `{}`, `{}`, "null", "", "", "", ""},
 		{"a canary at a step, and a promote annotation", `{"annotations": {"webapp.example.com/promote": "0a1b2c3d4e", "other": "x"}}`,
 			`{"canary": {"revision": "0a1b2c3d4e", "phase": "Paused", "step": 2, "weight": 50, "replicas": 2, "pauseStartTime": "2026-12-01T12:00:00Z", "failedChecks": 1}}`,
-			`{"revision":"0a1b2c3d4e","phase":"Paused","step":2,"weight":50,"replicas":2,"pauseStartTime":"2026-12-01T12:00:00Z","failedChecks":1}`, "0a1b2c3d4e", ""},
-		{"an abort annotation", `{"annotations": {"webapp.example.com/abort": "0a1b2c3d4e"}}`, `{}`, "null", "", "0a1b2c3d4e"},
-		{"a canary of the wrong type", `{}`, `{"canary": "Progressing"}`, "null", "", ""},
-		{"a canary with a field of the wrong type", `{}`, `{"canary": {"revision": "r", "step": "two"}}`, "null", "", ""},
-		{"a canary without a revision", `{}`, `{"canary": {"phase": "Progressing"}}`, "null", "", ""},
-		{"a canary of an unknown phase", `{}`, `{"canary": {"revision": "r", "phase": "Sleeping"}}`, "null", "", ""},
+			`{"revision":"0a1b2c3d4e","phase":"Paused","step":2,"weight":50,"replicas":2,"pauseStartTime":"2026-12-01T12:00:00Z","failedChecks":1}`, "0a1b2c3d4e", "", "", ""},
+		{"an abort annotation", `{"annotations": {"webapp.example.com/abort": "0a1b2c3d4e"}}`, `{}`, "null", "", "0a1b2c3d4e", "", ""},
+		{"promote-step and retry annotations", `{"annotations": {"` + webappv1.AnnotationPromoteStep + `": "0a1b2c3d4e/1", "` + webappv1.AnnotationRetry + `": "0a1b2c3d4e/2"}}`, `{}`, "null", "", "", "0a1b2c3d4e/1", "0a1b2c3d4e/2"},
+		{"a canary of the wrong type", `{}`, `{"canary": "Progressing"}`, "null", "", "", "", ""},
+		{"a canary with a field of the wrong type", `{}`, `{"canary": {"revision": "r", "step": "two"}}`, "null", "", "", "", ""},
+		{"a canary without a revision", `{}`, `{"canary": {"phase": "Progressing"}}`, "null", "", "", "", ""},
+		{"a canary of an unknown phase", `{}`, `{"canary": {"revision": "r", "phase": "Sleeping"}}`, "null", "", "", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -666,6 +668,9 @@ func TestDecodeCanaryState(t *testing.T) {
 			got, _ := json.Marshal(req.Parent.Canary)
 			if string(got) != tt.wantCanary {
 				t.Errorf("canary = %s; want %s", got, tt.wantCanary)
+			}
+			if req.Parent.PromoteStep != tt.wantStep || req.Parent.Retry != tt.wantRetry {
+				t.Errorf("promote-step, retry = %q, %q; want %q, %q", req.Parent.PromoteStep, req.Parent.Retry, tt.wantStep, tt.wantRetry)
 			}
 			if req.Parent.Promote != tt.wantPromote || req.Parent.Abort != tt.wantAb {
 				t.Errorf("promote, abort = %q, %q; want %q, %q", req.Parent.Promote, req.Parent.Abort, tt.wantPromote, tt.wantAb)
