@@ -30,6 +30,9 @@ type Story struct {
 	Deployments []appsv1.Deployment `json:"deployments,omitempty"`
 	// Pods are its pods, of either track (webappv1.LabelTrack).
 	Pods []corev1.Pod `json:"pods,omitempty"`
+	// Unread says, of "deployments" and "pods", why they could not be read (RBAC refused the
+	// user, say): the screen says so where they would be.
+	Unread map[string]string `json:"unread,omitempty"`
 }
 
 // Recording is a Story as a file of plugin/testdata/recorded holds it: a fixture of the golden
@@ -129,6 +132,11 @@ func (v *view) revisions(w io.Writer) {
 		rows = append(rows, []cell{c(d.track), c(rev), c(imageOf(&d.d.Spec.Template)), c(fmt.Sprintf("%d/%d ready", d.d.Status.ReadyReplicas, want))})
 	}
 	fmt.Fprintln(w)
+	if why, ok := v.Unread["deployments"]; ok {
+		fmt.Fprintln(w, "Revisions: the Deployments cannot be read")
+		v.o.note(w, "  ", why)
+		return
+	}
 	if len(rows) == 1 {
 		fmt.Fprintln(w, "Revisions: no Deployment yet")
 		return
@@ -370,6 +378,11 @@ func (v *view) shown(msg string) bool {
 
 func (v *view) pods(w io.Writer) {
 	fmt.Fprintln(w)
+	if why, ok := v.Unread["pods"]; ok {
+		fmt.Fprintln(w, "Pods: cannot be read")
+		v.o.note(w, "  ", why)
+		return
+	}
 	var pods []corev1.Pod
 	for _, p := range v.Pods {
 		if p.Labels[webappv1.LabelInstance] == v.WebApp.Name {
