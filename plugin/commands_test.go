@@ -15,10 +15,10 @@ import (
 	webappv1 "github.com/example/webapp-operator/api/v1"
 )
 
-// A commandCase runs one changing command against a WebApp of a recorded story.
+// A commandCase runs one changing command against a WebApp of a seeded story.
 type commandCase struct {
 	name string
-	// story names the recorded story whose WebApp, Deployments and pods the cluster holds; edit
+	// story names the seeded story whose WebApp, Deployments and pods the cluster holds; edit
 	// changes its WebApp first.
 	story string
 	edit  func(*webappv1.WebApp)
@@ -43,7 +43,7 @@ type refusalOf struct {
 
 func (tc commandCase) run(t *testing.T) {
 	t.Helper()
-	rec := recorded(t, tc.story)
+	rec := seeded(t, tc.story)
 	wa := rec.WebApp
 	if tc.edit != nil {
 		tc.edit(&wa)

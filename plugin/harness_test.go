@@ -24,11 +24,12 @@ import (
 	"github.com/example/webapp-operator/plugin/screen"
 )
 
-// recorded reads the story name of testdata/recorded: a WebApp, its Deployments and pods, as an
-// e2e run recorded them (or, until one has, as they were seeded; see its Source).
-func recorded(t *testing.T, name string) *screen.Recording {
+// seeded reads the story name of testdata/seeded: a WebApp, its Deployments and pods, as the
+// hook's own code answered a request of examples/ (see its Source). The command tests read the
+// seeds, never the stories an e2e run records, so that a new recording changes no expectation.
+func seeded(t *testing.T, name string) *screen.Recording {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "recorded", name+".json"))
+	b, err := os.ReadFile(filepath.Join("testdata", "seeded", name+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func recorded(t *testing.T, name string) *screen.Recording {
 // webAppOf is the WebApp of the story name, changed by edit when not nil.
 func webAppOf(t *testing.T, name string, edit func(*webappv1.WebApp)) *webappv1.WebApp {
 	t.Helper()
-	wa := recorded(t, name).WebApp
+	wa := seeded(t, name).WebApp
 	if edit != nil {
 		edit(&wa)
 	}

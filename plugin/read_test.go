@@ -20,10 +20,10 @@ import (
 	"github.com/example/webapp-operator/plugin/screen"
 )
 
-// storyHarness serves the recorded story name: its WebApp, Deployments and pods.
+// storyHarness serves the seeded story name: its WebApp, Deployments and pods.
 func storyHarness(t *testing.T, name string) (*harness, *screen.Recording) {
 	t.Helper()
-	rec := recorded(t, name)
+	rec := seeded(t, name)
 	var objs []runtime.Object
 	for i := range rec.Deployments {
 		objs = append(objs, &rec.Deployments[i])

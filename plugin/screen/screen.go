@@ -35,8 +35,9 @@ type Story struct {
 	Unread map[string]string `json:"unread,omitempty"`
 }
 
-// Recording is a Story as a file of plugin/testdata/recorded holds it: a fixture of the golden
-// tests, which the e2e suite writes (E2E_RECORD_SCREENS=1), with where it came from.
+// Recording is a Story as a file of plugin/testdata holds it: a fixture of the golden tests,
+// which the e2e suite writes (E2E_RECORD_SCREENS=1) or a seed stands in for, with where it came
+// from.
 type Recording struct {
 	// Source says how the story was had: which e2e test recorded it and when, or how it was
 	// seeded before an e2e run recorded it.

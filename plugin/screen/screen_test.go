@@ -17,7 +17,7 @@ import (
 	webappv1 "github.com/example/webapp-operator/api/v1"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden screens in testdata/ from the stories in ../testdata/recorded")
+var update = flag.Bool("update", false, "rewrite the golden screens in testdata/ from the stories in ../testdata/recorded and ../testdata/seeded")
 
 // readRecording reads a story of recordedDir.
 func readRecording(path string) (*Recording, error) {
@@ -32,15 +32,17 @@ func readRecording(path string) (*Recording, error) {
 	return &r, nil
 }
 
-// recordings are every story of recordedDir, by case name.
+// recordings are the stories of the golden screens, by case name: every story of recordedDir,
+// and of seededDir those of the cases no e2e run has recorded yet.
 func recordings(t *testing.T) map[string]*Recording {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(recordedDir, "*.json"))
-	if len(files) == 0 {
-		t.Fatalf("no story in %s", recordedDir)
+	seeded, _ := filepath.Glob(filepath.Join(seededDir, "*.json"))
+	recorded, _ := filepath.Glob(filepath.Join(recordedDir, "*.json"))
+	if len(seeded)+len(recorded) == 0 {
+		t.Fatalf("no story in %s or %s", recordedDir, seededDir)
 	}
 	out := map[string]*Recording{}
-	for _, f := range files {
+	for _, f := range append(seeded, recorded...) { // a recorded story replaces its seed
 		r, err := readRecording(f)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
@@ -79,7 +81,7 @@ func TestScreens(t *testing.T) {
 	recs := recordings(t)
 	for _, name := range want {
 		if recs[name] == nil {
-			t.Errorf("no story %s in %s", name, recordedDir)
+			t.Errorf("no story %s in %s or %s", name, recordedDir, seededDir)
 		}
 	}
 	for name, rec := range recs {
