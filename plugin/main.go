@@ -108,10 +108,10 @@ was changed); 4 forbidden by the API server.`,
   kubectl webapp abort shop
   kubectl webapp retry shop               # the aborted revision again, from step 1
   kubectl webapp undo shop                # back to the stable Deployment's template`,
-		Annotations:       map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl webapp"},
-		SilenceErrors:     true,
-		SilenceUsage:      true,
-		PersistentPreRun:  func(*cobra.Command, []string) { r.ran = true },
+		Annotations:      map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl webapp"},
+		SilenceErrors:    true,
+		SilenceUsage:     true,
+		PersistentPreRun: func(*cobra.Command, []string) { r.ran = true },
 	}
 	r.flags.AddFlags(root.PersistentFlags())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })

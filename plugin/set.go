@@ -28,7 +28,7 @@ it never overwrites an edit it did not read.
 It refuses (exit 3) when the spec asks for that image already.`,
 		Example: `  kubectl webapp set image shop nginx:1.28
   kubectl webapp set image shop registry.example.com/shop@sha256:…`,
-		Args: exactArgs(2),
+		Args:              exactArgs(2),
 		ValidArgsFunction: r.complete,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, image := args[0], args[1]

@@ -54,7 +54,7 @@ type cell struct {
 	tone tone
 }
 
-func c(text string) cell           { return cell{text: text} }
+func c(text string) cell          { return cell{text: text} }
 func ct(text string, t tone) cell { return cell{text, t} }
 
 // table writes rows as columns two spaces apart, each row indented by indent, padding by the
