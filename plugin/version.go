@@ -12,12 +12,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// The hook's Deployment, as metacontroller/base and the Helm chart name it: webapp-hook, in
-// webapp-system for the kustomize install (the chart's is the release's namespace).
+// The hook's Deployment, as metacontroller/base and the Helm chart name it.
 const (
+	// HookDeployment is the name of the hook's Deployment, and hookContainer of its container.
 	HookDeployment = "webapp-hook"
-	HookNamespace  = "webapp-system"
 	hookContainer  = "hook"
+	// HookNamespace is the namespace metacontroller/ installs the hook in; the Helm chart's is
+	// the release's.
+	HookNamespace = "webapp-system"
 )
 
 func (r *runner) versionCmd() *cobra.Command {

@@ -49,6 +49,7 @@ type MismatchError struct {
 	Fields []string
 }
 
+// Error says where the templates differ, and what to do.
 func (e *MismatchError) Error() string {
 	return fmt.Sprintf("setting %s back would ask for revision %s, not the stable Deployment's %s: the templates still differ in %s, which undo does not restore (or the hook applies install defaults such as --default-security-profile); edit the spec by hand",
 		strings.Join(RestoredFields, ", "), e.Got, e.Want, strings.Join(e.Fields, ", "))
