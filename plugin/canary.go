@@ -14,18 +14,23 @@ import (
 // The commands that act on a canary by an annotation of api/v1 that names its revision:
 // promote (webappv1.AnnotationPromoteStep, or AnnotationPromote with --full), abort
 // (AnnotationAbort) and retry (AnnotationRetry). Each reads the WebApp, decides from it alone
-// (a pure function: promotion, abortion, retrial), and patches its annotations once.
+// (a pure function: promotion, abortion, retrial), and patches its annotations once (change).
 
-// action is what a command decided: the annotations to set (a nil value removes one) and what
-// to print once they are.
+// action is what a changing command decided: the merge patch to send, and what to print once it
+// is applied.
 type action struct {
-	annotations map[string]any
-	done        string
+	patch map[string]any
+	done  string
 }
 
-// annotate runs a canary command on the WebApp name: it reads it, decides with decide, patches
-// the annotations, and prints what it did.
-func (r *runner) annotate(ctx context.Context, name string, decide func(*webappv1.WebApp, time.Time) (*action, error)) error {
+// annotations is the merge patch that sets annotations (a nil value removes one).
+func annotations(a map[string]any) map[string]any {
+	return map[string]any{"metadata": map[string]any{"annotations": a}}
+}
+
+// change runs a changing command on the WebApp name: it reads it, decides with decide (which may
+// read more through the clients), sends the one patch, and prints what it did.
+func (r *runner) change(ctx context.Context, name string, decide func(context.Context, *Clients, *webappv1.WebApp) (*action, error)) error {
 	c, err := r.clients()
 	if err != nil {
 		return err
@@ -34,11 +39,11 @@ func (r *runner) annotate(ctx context.Context, name string, decide func(*webappv
 	if err != nil {
 		return err
 	}
-	a, err := decide(wa, r.m.Now())
+	a, err := decide(ctx, c, wa)
 	if err != nil {
 		return err
 	}
-	if err := c.patch(ctx, name, map[string]any{"metadata": map[string]any{"annotations": a.annotations}}); err != nil {
+	if err := c.patch(ctx, name, a.patch); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintln(r.m.Stdout, a.done)
@@ -55,7 +60,9 @@ func (r *runner) canaryCmd(use, short, long, example string, decide func(*webapp
 		Args:              exactArgs(1),
 		ValidArgsFunction: r.complete,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return r.annotate(cmd.Context(), args[0], decide)
+			return r.change(cmd.Context(), args[0], func(_ context.Context, _ *Clients, wa *webappv1.WebApp) (*action, error) {
+				return decide(wa, r.m.Now())
+			})
 		},
 	}
 }
@@ -174,8 +181,8 @@ func promotion(wa *webappv1.WebApp, full bool) (*action, error) {
 			skipped = fmt.Sprintf("steps %d to %d of %d skipped", cur+1, n, n)
 		}
 		return &action{
-			annotations: map[string]any{webappv1.AnnotationPromote: cs.Revision},
-			done:        fmt.Sprintf("webapp/%s: promoting revision %s fully (%s)", wa.Name, cs.Revision, skipped),
+			patch: annotations(map[string]any{webappv1.AnnotationPromote: cs.Revision}),
+			done:  fmt.Sprintf("webapp/%s: promoting revision %s fully (%s)", wa.Name, cs.Revision, skipped),
 		}, nil
 	}
 	v := webappv1.PromoteStepValue(cs.Revision, cs.Step)
@@ -186,7 +193,7 @@ func promotion(wa *webappv1.WebApp, full bool) (*action, error) {
 	if cur+1 < n {
 		done = fmt.Sprintf("webapp/%s: revision %s goes on to step %d of %d (%d%%): step %d skipped", wa.Name, cs.Revision, cur+2, n, wa.Spec.Rollout.Canary.Steps[cur+1].Weight, cur+1)
 	}
-	return &action{annotations: map[string]any{webappv1.AnnotationPromoteStep: v}, done: done}, nil
+	return &action{patch: annotations(map[string]any{webappv1.AnnotationPromoteStep: v}), done: done}, nil
 }
 
 // abortion decides abort, at now.
@@ -215,8 +222,8 @@ func abortion(wa *webappv1.WebApp, now time.Time) (*action, error) {
 		where = "while promoting"
 	}
 	return &action{
-		annotations: map[string]any{webappv1.AnnotationAbort: cs.Revision},
-		done:        fmt.Sprintf("webapp/%s: aborting revision %s (%s)", wa.Name, cs.Revision, where),
+		patch: annotations(map[string]any{webappv1.AnnotationAbort: cs.Revision}),
+		done:  fmt.Sprintf("webapp/%s: aborting revision %s (%s)", wa.Name, cs.Revision, where),
 	}, nil
 }
 
@@ -256,14 +263,15 @@ func retrial(wa *webappv1.WebApp, _ time.Time) (*action, error) {
 	if wa.Annotations[webappv1.AnnotationRetry] == v {
 		return nil, refuse("retry %d of revision %s of webapp/%s is already asked for (%s=%s); the hook has not acted on it yet", n, cs.Revision, wa.Name, webappv1.AnnotationRetry, v)
 	}
-	a := &action{annotations: map[string]any{webappv1.AnnotationRetry: v}}
+	set := map[string]any{webappv1.AnnotationRetry: v}
 	var removed []string
 	for _, k := range leftovers {
-		a.annotations[k] = nil
+		set[k] = nil
 		if _, ok := wa.Annotations[k]; ok {
 			removed = append(removed, k)
 		}
 	}
+	a := &action{patch: annotations(set)}
 	a.done = fmt.Sprintf("webapp/%s: retrying revision %s from step 1 (retry %d)", wa.Name, cs.Revision, n)
 	if len(removed) > 0 {
 		a.done += "; removed the leftover " + strings.Join(removed, ", ")

@@ -68,13 +68,6 @@ With -o json or -o yaml it prints the WebApp object instead; with -w, again on e
 				err = screen.Render(&b, s, r.options())
 				return b.String(), err
 			}
-			if !follow {
-				out, err := show(cmd.Context())
-				if err == nil {
-					_, err = io.WriteString(r.m.Stdout, out)
-				}
-				return err
-			}
 			ns := c.Namespace
 			sources := []watchSource{
 				func(ctx context.Context) (watch.Interface, error) {
@@ -90,7 +83,7 @@ With -o json or -o yaml it prints the WebApp object instead; with -w, again on e
 						return c.Kube.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{LabelSelector: selector(name)})
 					})
 			}
-			return r.follow(cmd.Context(), sources, show, output)
+			return r.display(cmd.Context(), follow, sources, show, output)
 		},
 	}
 	cmd.Flags().BoolVarP(&follow, "watch", "w", false, "show the screen again on every change, until interrupted")
@@ -114,6 +107,18 @@ type watchSource func(context.Context) (watch.Interface, error)
 // Separator is the line between two screens of get -w and list -w when Stdout is not a
 // terminal, and between two objects of -o yaml -w: a YAML document separator.
 const Separator = "---"
+
+// display shows the output of show once, or with follow as follow does.
+func (r *runner) display(ctx context.Context, follow bool, sources []watchSource, show func(context.Context) (string, error), output string) error {
+	if follow {
+		return r.follow(ctx, sources, show, output)
+	}
+	out, err := show(ctx)
+	if err == nil {
+		_, err = io.WriteString(r.m.Stdout, out)
+	}
+	return err
+}
 
 // follow shows the output of show, and again on every event of the sources, until ctx ends:
 // on a terminal in place (and every second, so that a pause counts down), otherwise after

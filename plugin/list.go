@@ -3,7 +3,6 @@ package plugin
 import (
 	"bytes"
 	"context"
-	"io"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,14 +66,7 @@ With -w it lists them again on every change of a WebApp, until interrupted. With
 				err = screen.List(&b, apps, r.m.Now(), all, r.options())
 				return b.String(), err
 			}
-			if !follow {
-				out, err := show(cmd.Context())
-				if err == nil {
-					_, err = io.WriteString(r.m.Stdout, out)
-				}
-				return err
-			}
-			return r.follow(cmd.Context(), []watchSource{func(ctx context.Context) (watch.Interface, error) {
+			return r.display(cmd.Context(), follow, []watchSource{func(ctx context.Context) (watch.Interface, error) {
 				return c.Dynamic.Resource(WebApps).Namespace(ns).Watch(ctx, metav1.ListOptions{})
 			}}, show, output)
 		},

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -35,38 +36,26 @@ It refuses (exit 3) when the spec asks for that image already.`,
 			if image == "" {
 				return &usageError{errors.New("the image must not be empty")}
 			}
-			c, err := r.clients()
-			if err != nil {
-				return err
-			}
-			wa, err := c.webApp(cmd.Context(), name)
-			if err != nil {
-				return err
-			}
-			patch, done, err := imageChange(wa, image)
-			if err != nil {
-				return err
-			}
-			if err := c.patch(cmd.Context(), name, patch); err != nil {
-				return err
-			}
-			_, err = fmt.Fprintln(r.m.Stdout, done)
-			return err
+			return r.change(cmd.Context(), name, func(_ context.Context, _ *Clients, wa *webappv1.WebApp) (*action, error) {
+				return imageChange(wa, image)
+			})
 		},
 	})
 	return set
 }
 
 // imageChange decides set image: the merge patch of spec.image, preconditioned on wa's
-// resourceVersion, and what to print once it is applied.
-func imageChange(wa *webappv1.WebApp, image string) (map[string]any, string, error) {
+// resourceVersion.
+func imageChange(wa *webappv1.WebApp, image string) (*action, error) {
 	if wa.Spec.Image == image {
-		return nil, "", refuse("webapp/%s's spec asks for image %s already: nothing to set", wa.Name, image)
+		return nil, refuse("webapp/%s's spec asks for image %s already: nothing to set", wa.Name, image)
 	}
-	patch := map[string]any{"metadata": map[string]any{"resourceVersion": wa.ResourceVersion}, "spec": map[string]any{"image": image}}
-	done := fmt.Sprintf("webapp/%s: image %s -> %s", wa.Name, wa.Spec.Image, image)
+	a := &action{
+		patch: map[string]any{"metadata": map[string]any{"resourceVersion": wa.ResourceVersion}, "spec": map[string]any{"image": image}},
+		done:  fmt.Sprintf("webapp/%s: image %s -> %s", wa.Name, wa.Spec.Image, image),
+	}
 	if ro := wa.Spec.Rollout; ro != nil && ro.Canary != nil {
-		done += fmt.Sprintf("; a canary of the new template starts (kubectl webapp get %s -w follows it)", wa.Name)
+		a.done += fmt.Sprintf("; a canary of the new template starts (kubectl webapp get %s -w follows it)", wa.Name)
 	}
-	return patch, done, nil
+	return a, nil
 }

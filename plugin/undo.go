@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,50 +33,34 @@ of another). It reads the stable Deployment, and so needs get on deployments.`,
 		Args:              exactArgs(1),
 		ValidArgsFunction: r.complete,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := r.clients()
-			if err != nil {
-				return err
-			}
-			name := args[0]
-			wa, err := c.webApp(cmd.Context(), name)
-			if err != nil {
-				return err
-			}
-			stable, err := c.deployment(cmd.Context(), name)
-			if err != nil {
-				return fmt.Errorf("undo reads the template the stable Deployment runs: %w", err)
-			}
-			patch, done, err := rollback(wa, stable)
-			if err != nil {
-				return err
-			}
-			if err := c.patch(cmd.Context(), name, patch); err != nil {
-				return err
-			}
-			_, err = fmt.Fprintln(r.m.Stdout, done)
-			return err
+			return r.change(cmd.Context(), args[0], func(ctx context.Context, c *Clients, wa *webappv1.WebApp) (*action, error) {
+				stable, err := c.deployment(ctx, wa.Name)
+				if err != nil {
+					return nil, fmt.Errorf("undo reads the template the stable Deployment runs: %w", err)
+				}
+				return rollback(wa, stable)
+			})
 		},
 	}
 }
 
 // rollback decides undo for wa, whose stable Deployment is stable (nil when there is none): the
-// merge patch of the spec's fields it changes, preconditioned on wa's resourceVersion, and what
-// to print once it is applied.
-func rollback(wa *webappv1.WebApp, stable *appsv1.Deployment) (map[string]any, string, error) {
+// merge patch of the spec's fields it changes, preconditioned on wa's resourceVersion.
+func rollback(wa *webappv1.WebApp, stable *appsv1.Deployment) (*action, error) {
 	if stable == nil {
-		return nil, "", refuse("webapp/%s has no stable Deployment yet: nothing to roll back to", wa.Name)
+		return nil, refuse("webapp/%s has no stable Deployment yet: nothing to roll back to", wa.Name)
 	}
 	plan, err := revision.Plan(wa, stable)
 	var mismatch *revision.MismatchError
 	switch {
 	case errors.Is(err, revision.ErrNoTemplate):
-		return nil, "", refuse("webapp/%s: %v", wa.Name, err)
+		return nil, refuse("webapp/%s: %v", wa.Name, err)
 	case errors.As(err, &mismatch):
-		return nil, "", refuse("webapp/%s: %v", wa.Name, err)
+		return nil, refuse("webapp/%s: %v", wa.Name, err)
 	case err != nil:
-		return nil, "", fmt.Errorf("webapp/%s: %w", wa.Name, err)
+		return nil, fmt.Errorf("webapp/%s: %w", wa.Name, err)
 	case len(plan.Changed) == 0:
-		return nil, "", refuse("nothing to undo: webapp/%s's spec already asks for revision %s, the template its stable Deployment runs", wa.Name, plan.To)
+		return nil, refuse("nothing to undo: webapp/%s's spec already asks for revision %s, the template its stable Deployment runs", wa.Name, plan.To)
 	}
 	fields := specFields(&plan.Spec)
 	spec := map[string]any{}
@@ -88,9 +73,10 @@ func rollback(wa *webappv1.WebApp, stable *appsv1.Deployment) (map[string]any, s
 			what = append(what, f)
 		}
 	}
-	patch := map[string]any{"metadata": map[string]any{"resourceVersion": wa.ResourceVersion}, "spec": spec}
-	done := fmt.Sprintf("webapp/%s: rolling back from revision %s to %s, the stable Deployment's (%s)", wa.Name, plan.From, plan.To, strings.Join(what, "; "))
-	return patch, done, nil
+	return &action{
+		patch: map[string]any{"metadata": map[string]any{"resourceVersion": wa.ResourceVersion}, "spec": spec},
+		done:  fmt.Sprintf("webapp/%s: rolling back from revision %s to %s, the stable Deployment's (%s)", wa.Name, plan.From, plan.To, strings.Join(what, "; ")),
+	}, nil
 }
 
 // specFields is a spec's JSON form, by field.
