@@ -17,8 +17,13 @@ CHART_VERSION := $(shell awk '$$1 == "version:" {print $$2; exit}' charts/webapp
 REGISTRY ?=
 # Extra helm push flags, e.g. --plain-http for a registry without TLS (credentials: helm registry login).
 CHART_PUSH_FLAGS ?=
+# The version make plugin stamps into kubectl-webapp and its Krew manifest: the commit's tag (v and
+# a semantic version, as Krew wants), or v0.0.0-dev.g<commit> between releases; and the URL its
+# archives are published at, which the manifest names.
+PLUGIN_VERSION ?= $(shell git describe --tags --exact-match --match 'v*' 2>/dev/null || echo v0.0.0-dev.g$$(git rev-parse --short=12 HEAD))
+PLUGIN_URL ?= https://github.com/example/webapp-operator/releases/download/$(PLUGIN_VERSION)
 
-.PHONY: helm chart chart-push chart-test scale rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries node-binaries gateway-binaries gateway-test gateway-e2e analysis-e2e promotions fuzz bench bench-smoke load generate image image-push image-test docker-image deploy
+.PHONY: plugin plugin-e2e helm chart chart-push chart-test scale rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries node-binaries gateway-binaries gateway-test gateway-e2e analysis-e2e promotions fuzz bench bench-smoke load generate image image-push image-test docker-image deploy
 
 ## run: serve the hooks on :8080
 run:
@@ -83,6 +88,14 @@ gateway-e2e: kube-binaries node-binaries gateway-binaries
 analysis-e2e: kube-binaries node-binaries gateway-binaries
 	go test -tags e2e -count=1 -run '^TestAnalysis$$' -timeout 40m -v ./e2e/
 
+## plugin-e2e: TestPlugin alone (make e2e runs it too): kubectl webapp, built from cmd/kubectl-webapp,
+## run as users bound to webapp-edit alone, webapp-view alone, and edit with view, under the real
+## Metacontroller with the admission policy (about 3 minutes); E2E_RECORD_SCREENS=1 writes the
+## golden screens' stories to plugin/testdata/recorded (then go test ./plugin/screen -update), and
+## bin/e2e-plugin.md gets the screens, for docs/kubectl-plugin.md
+plugin-e2e: kube-binaries
+	go test -tags e2e -count=1 -run '^TestPlugin$$' -timeout 20m -v ./e2e/
+
 ## promotions: TestPromotions alone: PROMOTIONS canaries (default 10) promoted in a row through
 ## Traefik, the pods on the real node, with clients sending requests the whole time; fails on any
 ## request that does not get a 200, and shows what happened around it (opt-in, not in CI: about
@@ -91,6 +104,14 @@ analysis-e2e: kube-binaries node-binaries gateway-binaries
 PROMOTIONS ?= 10
 promotions: kube-binaries node-binaries gateway-binaries
 	E2E_PROMOTIONS=$(PROMOTIONS) go test -tags e2e -count=1 -run '^TestPromotions$$' -timeout 60m -v ./e2e/
+
+## plugin: kubectl-webapp for linux, darwin and windows on amd64 and arm64 into bin/plugin/, each in a
+## tar.gz with its sha256 (bin/plugin/sha256sums.txt), PLUGIN_VERSION stamped (hack/plugin.sh); the
+## Krew manifest plugins/webapp.yaml filled with those sums from its template, then checked against
+## the archives (plugins/manifest_test.go)
+plugin:
+	PLUGIN_VERSION=$(PLUGIN_VERSION) PLUGIN_URL=$(PLUGIN_URL) bash hack/plugin.sh
+	go test -count=1 -run '^TestManifest$$' ./plugins -krew
 
 ## helm: bin/helm, the Helm CLI built from the Go module proxy at a pinned version (hack/helm.sh)
 helm:

@@ -767,6 +767,10 @@ func (e *analysisEnv) goodCanary(t *testing.T) {
 	a := e.newApp(t, "analysis-good", analysisCanary(weights, pause, 1, successRate(99, -1), requestDuration(500)), nil)
 	gen := a.set(t, obj{"image": e.node.image("testapp:2")}, "image set to testapp:2: steps 20/50/80%, 10 s each; request-success-rate >= 99, request-duration p99 <= 500 ms")
 	revision := a.canaryOf(t, gen)
+	recordStoryWhen(t, a.ns, a.name, "analysis-passed", "TestAnalysis", func(st webappv1.WebAppStatus) bool {
+		c := st.Canary
+		return c != nil && c.Phase == webappv1.CanaryProgressing && c.PauseStartTime != nil && c.Analysis != nil && c.Analysis.Result == webappv1.CheckPassed
+	})
 	a.waitPhase(t, revision, webappv1.CanaryPromoted, 240*time.Second)
 	a.waitRetired(t)
 	time.Sleep(3 * time.Second) // more requests on the promoted version alone
@@ -815,6 +819,7 @@ func (e *analysisEnv) failingCanary(t *testing.T) {
 	revision := a.canaryOf(t, gen)
 	st := a.waitPhase(t, revision, webappv1.CanaryAborted, 120*time.Second)
 	abortedAt := time.Now()
+	recordStory(t, a.ns, a.name, "analysis-failed", "TestAnalysis")
 	c := st.Canary
 	if c.Step != 0 {
 		t.Errorf("aborted at step %d; want step 1", c.Step+1)
@@ -911,6 +916,7 @@ func (e *analysisEnv) noTraffic(t *testing.T) {
 	a.tl.mark(t, "the pause started at %s; the clients stopped", st.Canary.PauseStartTime.UTC().Format(time.TimeOnly))
 
 	c := a.waitHeld(t, "requests", pauseEnd)
+	recordStory(t, a.ns, a.name, "analysis-inconclusive", "TestAnalysis")
 	for _, want := range []string{"fewer than minRequests", "the pause is over, and the step goes on after a check passes"} {
 		if !strings.Contains(c.Message, want) {
 			t.Errorf("status.canary.message %q; want it to say %q", c.Message, want)

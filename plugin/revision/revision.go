@@ -1,0 +1,119 @@
+package revision
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/canary"
+	"github.com/example/webapp-operator/sync"
+	"github.com/example/webapp-operator/sync/wire"
+)
+
+// Applied returns the pod template Metacontroller last applied to d, the apply form of the hook's
+// answer (its metacontroller.k8s.io/last-applied-configuration annotation): the template the
+// hook named by its revision. ok is false when d carries none, or it does not decode.
+func Applied(d *appsv1.Deployment) (t corev1.PodTemplateSpec, ok bool) {
+	last := d.Annotations[sync.AnnotationLastApplied]
+	if last == "" {
+		return t, false
+	}
+	var applied struct {
+		Spec struct {
+			Template *corev1.PodTemplateSpec `json:"template"`
+		} `json:"spec"`
+	}
+	if json.Unmarshal([]byte(last), &applied) != nil || applied.Spec.Template == nil {
+		return t, false
+	}
+	return *applied.Spec.Template, true
+}
+
+// Of is the revision of the template d runs: the canary Deployment's own record of it
+// (canary.AnnotationRevision), or else the digest of the template Metacontroller last applied to
+// it, as the hook reads the stable Deployment's; "" when neither tells.
+func Of(d *appsv1.Deployment) string {
+	if d == nil {
+		return ""
+	}
+	if r := d.Annotations[canary.AnnotationRevision]; r != "" {
+		return r
+	}
+	if t, ok := Applied(d); ok {
+		return sync.TemplateHash(&t)
+	}
+	return ""
+}
+
+// Desired is the revision of the pod template the hook builds for wa's spec, with stable as the
+// WebApp's observed stable Deployment (nil when there is none). It is the hook's own answer,
+// from sync/wire and sync.Sync. The template's ConfigMap and Secret digest is stable's, as the
+// hook keeps it when Metacontroller sends it no ConfigMaps or Secrets: a change of their data
+// since stable was made is not seen. Nor are the hook's install defaults
+// (--default-security-profile), which this package cannot read.
+func Desired(wa *webappv1.WebApp, stable *appsv1.Deployment) (string, error) {
+	t, err := build(wa, &wa.Spec, stable)
+	if err != nil {
+		return "", err
+	}
+	return sync.TemplateHash(t), nil
+}
+
+// build is the pod template sync.Sync builds for spec, as the spec of the WebApp wa, with stable
+// observed. The spec's rollout is left out: it does not reach the template, and without it the
+// answer's Deployment carries the template the spec asks for, whatever a canary would hold.
+func build(wa *webappv1.WebApp, spec *webappv1.WebAppSpec, stable *appsv1.Deployment) (*corev1.PodTemplateSpec, error) {
+	s, err := roundTrip(spec)
+	if err != nil {
+		return nil, err
+	}
+	s.Rollout = nil
+	parent := map[string]any{
+		"apiVersion": webappv1.Group + "/" + webappv1.Version,
+		"kind":       webappv1.Kind,
+		"metadata":   map[string]any{"name": wa.Name, "namespace": wa.Namespace, "generation": wa.Generation},
+		"spec":       s,
+	}
+	children := map[string]any{}
+	if stable != nil {
+		d := stable.DeepCopy()
+		d.APIVersion, d.Kind = "apps/v1", "Deployment"
+		children["Deployment.apps/v1"] = map[string]any{d.Name: d}
+	}
+	body, err := json.Marshal(map[string]any{"parent": parent, "children": children})
+	if err != nil {
+		return nil, err
+	}
+	req, err := wire.DecodeRequest(body)
+	if err != nil {
+		return nil, err
+	}
+	resp := sync.Sync(req, time.Time{})
+	if resp.Status.Phase == webappv1.PhaseInvalid {
+		return nil, errors.New(resp.Status.Message)
+	}
+	for _, c := range resp.Children {
+		if d, ok := c.(*appsv1.Deployment); ok && d.Name == wa.Name {
+			return &d.Spec.Template, nil
+		}
+	}
+	return nil, fmt.Errorf("the hook builds no Deployment %s for this spec: %s", wa.Name, resp.Status.Message)
+}
+
+// roundTrip copies a spec through its JSON form.
+func roundTrip(spec *webappv1.WebAppSpec) (*webappv1.WebAppSpec, error) {
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	var out webappv1.WebAppSpec
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

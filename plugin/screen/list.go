@@ -1,0 +1,55 @@
+package screen
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	webappv1 "github.com/example/webapp-operator/api/v1"
+)
+
+// List writes the table of kubectl webapp list: each WebApp, by namespace and name, with its
+// ready pods, its phase, and its canary's phase, step and weight and the result of its latest
+// check; "-" where there is none. allNamespaces adds the NAMESPACE column. now counts the ages.
+func List(w io.Writer, apps []webappv1.WebApp, now time.Time, allNamespaces bool, o Options) error {
+	apps = slices.Clone(apps)
+	slices.SortFunc(apps, func(a, b webappv1.WebApp) int {
+		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+	})
+	head := []cell{c("NAME"), c("READY"), c("PHASE"), c("CANARY"), c("STEP"), c("WEIGHT"), c("ANALYSIS"), c("AGE")}
+	if allNamespaces {
+		head = append([]cell{c("NAMESPACE")}, head...)
+	}
+	rows := [][]cell{head}
+	for i := range apps {
+		a := &apps[i]
+		st := &a.Status
+		canary, step, weight, analysis := ct("-", plain), "-", "-", ct("-", plain)
+		if cs := st.Canary; cs != nil {
+			canary = ct(string(cs.Phase), canaryTone(cs.Phase))
+			if ro := a.Spec.Rollout; ro != nil && ro.Canary != nil && len(ro.Canary.Steps) > 0 && cs.Phase != webappv1.CanaryPromoted {
+				step = fmt.Sprintf("%d/%d", min(int(cs.Step), len(ro.Canary.Steps)-1)+1, len(ro.Canary.Steps))
+			}
+			if cs.Weight != nil {
+				weight = fmt.Sprintf("%d%%", *cs.Weight)
+			}
+			if x := cs.Analysis; x != nil {
+				analysis = ct(string(x.Result), resultTone(x.Result))
+			}
+		}
+		phase := ct(orDash(string(st.Phase)), phaseTone(st.Phase))
+		if a.Generation > st.ObservedGeneration && st.Phase != "" {
+			phase.text += "*"
+		}
+		r := []cell{c(a.Name), c(orDash(st.ReadyOfDesired)), phase, canary, c(step), c(weight), analysis, c(age(now, a.CreationTimestamp.Time))}
+		if allNamespaces {
+			r = append([]cell{c(a.Namespace)}, r...)
+		}
+		rows = append(rows, r)
+	}
+	o.table(w, "", rows)
+	return nil
+}
