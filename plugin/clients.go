@@ -18,7 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
+	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
 	"github.com/example/webapp-operator/plugin/screen"
@@ -34,8 +35,10 @@ const FieldManager = "kubectl-webapp"
 type Clients struct {
 	// Dynamic reads and patches WebApps.
 	Dynamic dynamic.Interface
-	// Kube reads Deployments and pods.
-	Kube kubernetes.Interface
+	// Apps reads Deployments, and Core pods: the two typed clients alone, not client-go's whole
+	// clientset, which would build every API group's client into the plugin for each platform.
+	Apps appsv1client.AppsV1Interface
+	Core corev1client.CoreV1Interface
 	// Namespace is --namespace's, or else the kubeconfig context's.
 	Namespace string
 }
@@ -55,11 +58,15 @@ func Connect(f *genericclioptions.ConfigFlags) (*Clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	kube, err := kubernetes.NewForConfig(cfg)
+	apps, err := appsv1client.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &Clients{Dynamic: dyn, Kube: kube, Namespace: ns}, nil
+	core, err := corev1client.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Clients{Dynamic: dyn, Apps: apps, Core: core, Namespace: ns}, nil
 }
 
 // webApp reads the WebApp name.
@@ -99,7 +106,7 @@ func (c *Clients) patch(ctx context.Context, name string, patch map[string]any) 
 
 // deployment reads the Deployment name; nil when it does not exist.
 func (c *Clients) deployment(ctx context.Context, name string) (*appsv1.Deployment, error) {
-	d, err := c.Kube.AppsV1().Deployments(c.Namespace).Get(ctx, name, metav1.GetOptions{})
+	d, err := c.Apps.Deployments(c.Namespace).Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil
@@ -156,7 +163,7 @@ func (c *Clients) story(ctx context.Context, name string, now time.Time) (*scree
 
 // pods lists the pods of the WebApp name.
 func (c *Clients) pods(ctx context.Context, name string) ([]corev1.Pod, error) {
-	l, err := c.Kube.CoreV1().Pods(c.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector(name)})
+	l, err := c.Core.Pods(c.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector(name)})
 	if err != nil {
 		return nil, &apiError{"list", "pods", c.Namespace, "", err}
 	}

@@ -77,10 +77,10 @@ With -o json or -o yaml it prints the WebApp object instead; with -w, again on e
 			if output == "" {
 				sources = append(sources,
 					func(ctx context.Context) (watch.Interface, error) {
-						return c.Kube.AppsV1().Deployments(ns).Watch(ctx, metav1.ListOptions{LabelSelector: selector(name)})
+						return c.Apps.Deployments(ns).Watch(ctx, metav1.ListOptions{LabelSelector: selector(name)})
 					},
 					func(ctx context.Context) (watch.Interface, error) {
-						return c.Kube.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{LabelSelector: selector(name)})
+						return c.Core.Pods(ns).Watch(ctx, metav1.ListOptions{LabelSelector: selector(name)})
 					})
 			}
 			return r.display(cmd.Context(), follow, sources, show, output)

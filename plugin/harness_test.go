@@ -98,7 +98,7 @@ func (h *harness) main(stdout, stderr *syncBuffer, args ...string) Main {
 			if f.Namespace != nil && *f.Namespace != "" {
 				ns = *f.Namespace
 			}
-			return &Clients{Dynamic: h.dyn, Kube: h.kube, Namespace: ns}, nil
+			return &Clients{Dynamic: h.dyn, Apps: h.kube.AppsV1(), Core: h.kube.CoreV1(), Namespace: ns}, nil
 		},
 	}
 }

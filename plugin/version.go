@@ -79,7 +79,7 @@ func (r *runner) hookVersion(ctx context.Context, ns string) string {
 	if err != nil {
 		return "unknown: " + err.Error()
 	}
-	d, err := c.Kube.AppsV1().Deployments(ns).Get(ctx, HookDeployment, metav1.GetOptions{})
+	d, err := c.Apps.Deployments(ns).Get(ctx, HookDeployment, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return fmt.Sprintf("unknown: no Deployment %s in namespace %s (a Helm release elsewhere? --hook-namespace)", HookDeployment, ns)
