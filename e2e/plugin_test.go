@@ -104,7 +104,7 @@ func TestPlugin(t *testing.T) {
 		}
 		st := webAppStatus(t, ns, name)
 		revision = st.Canary.Revision
-		report.add(t, dave, "Paused at its first step, as dave (webapp-edit and view) sees it", "paused")
+		report.add(t, dave, "Paused at its first step", "paused")
 		report.addText("Paused at its first step, as carol (webapp-edit alone) sees it", screen)
 
 		carol.want(t, plugin.ExitOK, fmt.Sprintf("webapp/shop: revision %s goes on to step 2 of 2 (50%%): step 1 skipped", revision), "promote", name)
