@@ -56,7 +56,9 @@ type platform struct {
 }
 
 // name is a platform's "os/arch".
-func (p platform) name() string { return p.Selector.MatchLabels["os"] + "/" + p.Selector.MatchLabels["arch"] }
+func (p platform) name() string {
+	return p.Selector.MatchLabels["os"] + "/" + p.Selector.MatchLabels["arch"]
+}
 
 // bin is the binary's name on os.
 func bin(os string) string {
