@@ -1,7 +1,6 @@
 package sync
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -190,15 +189,8 @@ func stableRevision(c *Child, desired *appsv1.Deployment, revision string) strin
 	if c.Deployment.SpecHash == desired.Annotations[AnnotationSpecHash] {
 		return revision
 	}
-	if last := lastApplied(c); last != "" {
-		var applied struct {
-			Spec struct {
-				Template *corev1.PodTemplateSpec `json:"template"`
-			} `json:"spec"`
-		}
-		if json.Unmarshal([]byte(last), &applied) == nil && applied.Spec.Template != nil {
-			return TemplateHash(applied.Spec.Template)
-		}
+	if t, ok := AppliedTemplate(lastApplied(c)); ok {
+		return TemplateHash(t)
 	}
 	spec := desired.Spec
 	spec.Replicas = c.Deployment.Replicas

@@ -1,9 +1,11 @@
 package sync
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -92,6 +94,24 @@ func lastApplied(c *Child) string {
 		return ""
 	}
 	return obj.Metadata.Annotations.LastApplied
+}
+
+// AppliedTemplate is the pod template in last, a Deployment's AnnotationLastApplied: the
+// template of the hook's answer that Metacontroller last applied to it. ok is false when last is
+// empty, does not decode, or holds no template.
+func AppliedTemplate(last string) (t *corev1.PodTemplateSpec, ok bool) {
+	if last == "" {
+		return nil, false
+	}
+	var applied struct {
+		Spec struct {
+			Template *corev1.PodTemplateSpec `json:"template"`
+		} `json:"spec"`
+	}
+	if json.Unmarshal([]byte(last), &applied) != nil || applied.Spec.Template == nil {
+		return nil, false
+	}
+	return applied.Spec.Template, true
 }
 
 // isServerAnnotation reports annotations that the apiserver, controllers or clients write; they

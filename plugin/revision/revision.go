@@ -19,19 +19,11 @@ import (
 // answer (its metacontroller.k8s.io/last-applied-configuration annotation): the template the
 // hook named by its revision. ok is false when d carries none, or it does not decode.
 func Applied(d *appsv1.Deployment) (t corev1.PodTemplateSpec, ok bool) {
-	last := d.Annotations[sync.AnnotationLastApplied]
-	if last == "" {
+	p, ok := sync.AppliedTemplate(d.Annotations[sync.AnnotationLastApplied])
+	if !ok {
 		return t, false
 	}
-	var applied struct {
-		Spec struct {
-			Template *corev1.PodTemplateSpec `json:"template"`
-		} `json:"spec"`
-	}
-	if json.Unmarshal([]byte(last), &applied) != nil || applied.Spec.Template == nil {
-		return t, false
-	}
-	return *applied.Spec.Template, true
+	return *p, true
 }
 
 // Of is the revision of the template d runs: the canary Deployment's own record of it
