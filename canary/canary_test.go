@@ -2,7 +2,9 @@ package canary_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -117,6 +119,8 @@ type want struct {
 	analysis       webappv1.CheckResult // the result status.canary.analysis records, "" for none
 	checkTime      *metav1.Time         // when it was checked, with analysis
 	retries        int32                // status.canary.retries
+	attempt        int32                // status.canary.attempt
+	ignored        []string             // status.canary.ignoredAnnotations
 }
 
 // transitionCase is a case of TestTransitions: an input, and what Next's output must show.
@@ -633,7 +637,7 @@ func transitionCases() []transitionCase {
 			in: input(func(in *canary.Input) {
 				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.PauseStartTime = at(58 * time.Second) })
 				in.ServicesObserved, in.Canary, in.Route = true, ready(1), split(10, true)
-				in.PromoteStep = webappv1.PromoteStepValue("new", 0)
+				in.PromoteStep = webappv1.PromoteStepValue("new", 0, 0)
 			}),
 			want: want{row: "promote-step asked: the step ends, whatever its pause and checks", phase: webappv1.CanaryProgressing, step: 1, form: canary.Run, replicas: 2, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 2*time.Minute + 5*time.Second, message: "Step 2 of 3"},
 		},
@@ -641,7 +645,7 @@ func transitionCases() []transitionCase {
 			name: "promote-step left behind for a step already ended does nothing",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPaused, 2, nil), true, ready(3), split(60, true)
-				in.PromoteStep = webappv1.PromoteStepValue("new", 1)
+				in.PromoteStep = webappv1.PromoteStepValue("new", 0, 1)
 			}),
 			want: want{phase: webappv1.CanaryPaused, step: 2, form: canary.Run, replicas: 3, services: true, split: true, weights: [2]int32{40, 60}, selectsCanary: true},
 		},
@@ -649,7 +653,7 @@ func transitionCases() []transitionCase {
 			name: "promote-step at the last step, paused until promoted: promoting",
 			in: input(func(in *canary.Input) {
 				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPaused, 2, nil), true, ready(3), split(60, true)
-				in.PromoteStep = webappv1.PromoteStepValue("new", 2)
+				in.PromoteStep = webappv1.PromoteStepValue("new", 0, 2)
 			}),
 			want: want{row: "promote-step asked at the last step: promoting", phase: webappv1.CanaryPromoting, step: 2, form: canary.Run, replicas: 4, services: true, split: true, weights: [2]int32{40, 60}, selectsCanary: true, message: "the canary scales to 4 pods"},
 		},
@@ -658,16 +662,17 @@ func transitionCases() []transitionCase {
 			in: input(func(in *canary.Input) {
 				in.Last = running(webappv1.CanaryAborted, 1, func(st *webappv1.CanaryStatus) { st.FailedChecks = 2 })
 				in.Canary, in.Route = &canary.Deployment{Aborted: "new", ScaledDown: true}, &canary.Route{Accepted: true}
-				in.Retry = webappv1.RetryValue("new", 1)
+				in.Retry = webappv1.RetryValue("new", 0, 0)
 			}),
-			want: want{row: "retry asked for the aborted revision: its canary starts again from the first step", phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, retries: 1, resync: 2*time.Minute + 5*time.Second, message: "Step 1 of 3"},
+			want: want{row: "retry asked for the aborted revision: its canary starts again from the first step", phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, retries: 1, attempt: 1, resync: 2*time.Minute + 5*time.Second, message: "Step 1 of 3",
+				ignored: []string{"webapp.example.com/retry=new: names attempt 0 of revision new, which is over: the canary is attempt 1 (new@1)"}},
 		},
 		{
-			name: "a retry left behind does nothing once the retried canary aborted again",
+			name: "a retry of the hook's earlier versions left behind does nothing once the retried canary aborted again",
 			in: input(func(in *canary.Input) {
 				in.Last = running(webappv1.CanaryAborted, 0, func(st *webappv1.CanaryStatus) { st.FailedChecks, st.Retries = 2, 1 })
 				in.Canary, in.Route = &canary.Deployment{Aborted: "new", Retries: 1, ScaledDown: true}, &canary.Route{Accepted: true}
-				in.Retry = webappv1.RetryValue("new", 1)
+				in.Retry = webappv1.RetryValue("new", 0, 0)
 			}),
 			want: want{phase: webappv1.CanaryAborted, form: canary.Zero, failedChecks: 2, retries: 1},
 		},
@@ -676,9 +681,10 @@ func transitionCases() []transitionCase {
 			in: input(func(in *canary.Input) {
 				in.Last = running(webappv1.CanaryAborted, 0, func(st *webappv1.CanaryStatus) { st.FailedChecks, st.Retries = 2, 1 })
 				in.Canary, in.Route = &canary.Deployment{Aborted: "new", Retries: 1, ScaledDown: true}, &canary.Route{Accepted: true}
-				in.Retry = webappv1.RetryValue("new", 2)
+				in.Retry = webappv1.RetryValue("new", 0, 1)
 			}),
-			want: want{row: "retry asked for the aborted revision: its canary starts again from the first step", phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, retries: 2, resync: 2*time.Minute + 5*time.Second},
+			want: want{row: "retry asked for the aborted revision: its canary starts again from the first step", phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, retries: 2, attempt: 1, resync: 2*time.Minute + 5*time.Second,
+				ignored: []string{"webapp.example.com/retry=new/2: names attempt 0 of revision new, which is over: the canary is attempt 1 (new@1)"}},
 		},
 		{
 			name: "retry asked for another revision does nothing",
@@ -687,25 +693,144 @@ func transitionCases() []transitionCase {
 				in.Canary, in.Route = &canary.Deployment{Aborted: "new", ScaledDown: true}, &canary.Route{Accepted: true}
 				in.Retry = "older"
 			}),
-			want: want{phase: webappv1.CanaryAborted, step: 1, form: canary.Zero, failedChecks: 2},
+			want: want{phase: webappv1.CanaryAborted, step: 1, form: canary.Zero, failedChecks: 2, ignored: []string{"webapp.example.com/retry=older: names revision older, not the canary's, new"}},
 		},
 		{
 			name: "a status older than the retry: the canary Deployment says it was retried",
 			in: input(func(in *canary.Input) {
 				in.Last = running(webappv1.CanaryAborted, 1, func(st *webappv1.CanaryStatus) { st.FailedChecks = 2 })
 				in.Canary, in.Route = &canary.Deployment{Revision: "new", Retries: 1, Replicas: 1, Total: 1, Updated: 1}, &canary.Route{Accepted: true}
-				in.Retry = webappv1.RetryValue("new", 1)
+				in.Retry = webappv1.RetryValue("new", 0, 0)
 			}),
-			want: want{row: "retried before: the canary Deployment says so, whatever an older status says", phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, retries: 1, resync: 2*time.Minute + 5*time.Second},
+			want: want{row: "started again before: the canary Deployment runs a later attempt of the revision, whatever an older status says", phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, retries: 1, resync: 2*time.Minute + 5*time.Second},
 		},
 		{
 			name: "retried, the canary Deployment not yet updated: the abort it records is of the attempt before, and is not taken for one",
 			in: input(func(in *canary.Input) {
 				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.Retries = 1 })
 				in.Canary = &canary.Deployment{Aborted: "new", ScaledDown: true}
-				in.Retry = webappv1.RetryValue("new", 1)
+				in.Retry = webappv1.RetryValue("new", 0, 0)
 			}),
 			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, retries: 1, resync: time.Minute + 5*time.Second},
+		},
+		{
+			name: "a leftover promote of an earlier attempt of the same template: the new attempt is numbered past it",
+			in: input(func(in *canary.Input) {
+				in.Last, in.Promote = running(webappv1.CanaryRolledBack, 1, nil), "new"
+			}),
+			want: want{row: "a new template, before any canary or after one ended", phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, resync: 2*time.Minute + 5*time.Second, attempt: 1,
+				ignored: []string{"webapp.example.com/promote=new: names attempt 0 of revision new, which is over: the canary is attempt 1 (new@1)"}},
+		},
+		{
+			name: "a leftover promote of an earlier attempt does not promote the new one, which the message names",
+			in: input(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 2, func(st *webappv1.CanaryStatus) { st.Attempt = 1 })
+				in.ServicesObserved, in.Canary, in.Route = true, ready(3), split(60, true)
+				in.Canary.Attempt, in.Promote = 1, "new"
+			}),
+			want: want{row: "weight in place at a manual step: paused until promoted", phase: webappv1.CanaryPaused, step: 2, form: canary.Run, replicas: 3, services: true, split: true, weights: [2]int32{40, 60}, selectsCanary: true, attempt: 1,
+				message: "(annotate the WebApp with webapp.example.com/promote=new@1)",
+				ignored: []string{"webapp.example.com/promote=new: names attempt 0 of revision new, which is over: the canary is attempt 1 (new@1)"}},
+		},
+		{
+			name: "promote naming the attempt promotes it",
+			in: input(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryPaused, 2, func(st *webappv1.CanaryStatus) { st.Attempt = 1 })
+				in.ServicesObserved, in.Canary, in.Route = true, ready(3), split(60, true)
+				in.Canary.Attempt, in.Promote = 1, "new@1"
+			}),
+			want: want{row: "promote asked", phase: webappv1.CanaryPromoting, step: 2, form: canary.Run, replicas: 4, services: true, split: true, weights: [2]int32{40, 60}, selectsCanary: true, attempt: 1},
+		},
+		{
+			name: "retried: what the aborted attempt left, promote, promote-step and abort, does not act on the next",
+			in: input(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) {
+					st.Attempt, st.Retries, st.PauseStartTime = 1, 1, at(50*time.Second)
+				})
+				in.ServicesObserved, in.Canary, in.Route = true, ready(1), split(10, true)
+				in.Canary.Attempt, in.Canary.Retries = 1, 1
+				in.Promote, in.PromoteStep, in.Abort, in.Retry = "new", "new/0", "new", "new"
+			}),
+			want: want{row: "pause over and the latest check passed: the next step", phase: webappv1.CanaryProgressing, step: 1, form: canary.Run, replicas: 2, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, attempt: 1, retries: 1, resync: 2*time.Minute + 5*time.Second,
+				ignored: []string{
+					"webapp.example.com/promote=new: names attempt 0 of revision new, which is over: the canary is attempt 1 (new@1)",
+					"webapp.example.com/promote-step=new/0: names attempt 0 of revision new, which is over: the canary is attempt 1 (new@1)",
+					"webapp.example.com/abort=new: names attempt 0 of revision new, which is over: the canary is attempt 1 (new@1)",
+					"webapp.example.com/retry=new: names attempt 0 of revision new, which is over: the canary is attempt 1 (new@1)",
+				}},
+		},
+		{
+			name: "retried, the canary Deployment not yet updated: the aborted attempt's abort and promotion are not taken for this one's",
+			in: input(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.Attempt, st.Retries = 1, 1 })
+				in.Canary = &canary.Deployment{Revision: "new", Aborted: "new", Promoting: "new", ScaledDown: true}
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, attempt: 1, retries: 1, resync: time.Minute + 5*time.Second},
+		},
+		{
+			name: "a retry of attempt 1 starts attempt 2",
+			in: input(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryAborted, 1, func(st *webappv1.CanaryStatus) { st.FailedChecks, st.Attempt, st.Retries = 2, 1, 1 })
+				in.Canary, in.Route = &canary.Deployment{Revision: "new", Aborted: "new", Attempt: 1, Retries: 1, ScaledDown: true}, &canary.Route{Accepted: true}
+				in.Retry = webappv1.RetryValue("new", 1, 1)
+			}),
+			want: want{row: "retry asked for the aborted revision: its canary starts again from the first step", phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, attempt: 2, retries: 2, resync: 2*time.Minute + 5*time.Second,
+				ignored: []string{"webapp.example.com/retry=new@1: names attempt 1 of revision new, which is over: the canary is attempt 2 (new@2)"}},
+		},
+		{
+			name: "a retry left behind does nothing once the retried attempt aborted again, and the status says why",
+			in: input(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryAborted, 0, func(st *webappv1.CanaryStatus) { st.FailedChecks, st.Attempt, st.Retries = 2, 1, 1 })
+				in.Canary, in.Route = &canary.Deployment{Revision: "new", Aborted: "new", Attempt: 1, Retries: 1, ScaledDown: true}, &canary.Route{Accepted: true}
+				in.Retry = "new"
+			}),
+			want: want{row: "", phase: webappv1.CanaryAborted, form: canary.Zero, failedChecks: 2, attempt: 1, retries: 1,
+				ignored: []string{"webapp.example.com/retry=new: names attempt 0 of revision new, which is over: the canary is attempt 1 (new@1)"}},
+		},
+		{
+			name: "a status older than a retry, while promoting: the canary Deployment runs the later attempt, and the earlier one's abort does not act",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Route = running(webappv1.CanaryPromoting, 2, nil), true, split(60, true)
+				in.Canary = &canary.Deployment{Revision: "new", Attempt: 1, Retries: 1, Replicas: 1, Total: 1, Updated: 1}
+				in.Abort = "new"
+			}),
+			want: want{row: "started again before: the canary Deployment runs a later attempt of the revision, whatever an older status says", phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, selectsCanary: true, attempt: 1, retries: 1, resync: 2*time.Minute + 5*time.Second,
+				ignored: []string{"webapp.example.com/abort=new: names attempt 0 of revision new, which is over: the canary is attempt 1 (new@1)"}},
+		},
+		{
+			name: "the same template again, its aborted canary Deployment not yet gone: the new attempt is numbered past the abort it records",
+			in: input(func(in *canary.Input) {
+				in.Last, in.Canary = running(webappv1.CanaryRolledBack, 1, nil), &canary.Deployment{Revision: "new", Aborted: "new", ScaledDown: true}
+			}),
+			want: want{row: "a new template, before any canary or after one ended", phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, attempt: 1, resync: 2*time.Minute + 5*time.Second},
+		},
+		{
+			name: "a promote-step without its step is ignored, and the status says why",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryPaused, 2, nil), true, ready(3), split(60, true)
+				in.PromoteStep = "new"
+			}),
+			want: want{phase: webappv1.CanaryPaused, step: 2, form: canary.Run, replicas: 3, services: true, split: true, weights: [2]int32{40, 60}, selectsCanary: true,
+				ignored: []string{"webapp.example.com/promote-step=new: must be <revision>[@<attempt>]/<step>"}},
+		},
+		{
+			name: "a promote-step for a step not reached yet is ignored, and the status says why",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryProgressing, 0, nil), true, ready(1), split(0, true)
+				in.PromoteStep = webappv1.PromoteStepValue("new", 0, 2)
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, message: "waiting for the HTTPRoute to send 10%",
+				ignored: []string{"webapp.example.com/promote-step=new/2: names step 2 (from 0), which the canary has not reached: it is at step 0"}},
+		},
+		{
+			name: "an ignored annotation removed: the status no longer names it",
+			in: input(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryPaused, 2, func(st *webappv1.CanaryStatus) {
+					st.IgnoredAnnotations = []string{"webapp.example.com/promote-step=new: must be <revision>[@<attempt>]/<step>"}
+				})
+				in.ServicesObserved, in.Canary, in.Route = true, ready(3), split(60, true)
+			}),
+			want: want{phase: webappv1.CanaryPaused, step: 2, form: canary.Run, replicas: 3, services: true, split: true, weights: [2]int32{40, 60}, selectsCanary: true},
 		},
 		{
 			name: "the canary removed from the spec mid-canary: its weight goes to 0 first, and the status goes",
@@ -745,8 +870,11 @@ func TestTransitions(t *testing.T) {
 				if !strings.Contains(st.Message, w.message) {
 					t.Errorf("message = %q; want it to contain %q", st.Message, w.message)
 				}
-				if st.Retries != w.retries {
-					t.Errorf("retries = %d; want %d", st.Retries, w.retries)
+				if st.Retries != w.retries || st.Attempt != w.attempt {
+					t.Errorf("retries, attempt = %d, %d; want %d, %d", st.Retries, st.Attempt, w.retries, w.attempt)
+				}
+				if !slices.Equal(st.IgnoredAnnotations, w.ignored) {
+					t.Errorf("ignoredAnnotations = %q; want %q", st.IgnoredAnnotations, w.ignored)
 				}
 				if st.Replicas != w.replicas {
 					t.Errorf("status replicas = %d; want %d", st.Replicas, w.replicas)
@@ -842,7 +970,11 @@ func TestRetryMarksTheCanaryDeployment(t *testing.T) {
 			in.Last = running(webappv1.CanaryAborted, 1, func(st *webappv1.CanaryStatus) { st.FailedChecks = 2 })
 			in.Canary = &canary.Deployment{Aborted: "new", ScaledDown: true}
 			in.Retry = "new"
-		}), map[string]string{canary.AnnotationRevision: "new", canary.AnnotationRetries: "1"}},
+		}), map[string]string{canary.AnnotationRevision: "new", canary.AnnotationRetries: "1", canary.AnnotationAttempt: "1"}},
+		{"retried once more, aborted again", input(func(in *canary.Input) {
+			in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.Attempt, st.Retries = 2, 2 })
+			in.Canary, in.Abort = &canary.Deployment{Revision: "new", Attempt: 2, Retries: 2, Replicas: 1}, "new@2"
+		}), map[string]string{canary.AnnotationAborted: "new", canary.AnnotationRetries: "2", canary.AnnotationAttempt: "2"}},
 		{"retried, aborted again", input(func(in *canary.Input) {
 			in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.Retries = 1 })
 			in.Canary, in.Abort = &canary.Deployment{Revision: "new", Retries: 1, Replicas: 1}, "new"
@@ -856,6 +988,54 @@ func TestRetryMarksTheCanaryDeployment(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := canary.Next(tt.in).Annotations; !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("annotations = %v; want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestLeftoverAnnotationsDoNotAct follows a canary call by call, each call given the status the
+// one before answered, through the same template again: an annotation left by an earlier attempt
+// (a promote, an abort, the promote and abort a retry by hand leaves in place) never acts on the
+// next attempt, which is numbered past it.
+func TestLeftoverAnnotationsDoNotAct(t *testing.T) {
+	tests := []struct {
+		name string
+		// first is the call that starts the new attempt; then is the next call, given its status.
+		first func(*canary.Input)
+		then  func(*canary.Input)
+	}{
+		{"the template set back to the stable one and then again: a leftover promote",
+			func(in *canary.Input) { in.Last, in.Promote = running(webappv1.CanaryRolledBack, 2, nil), "new" },
+			func(in *canary.Input) { in.Promote = "new" }},
+		{"the template set back to the stable one and then again: a leftover abort",
+			func(in *canary.Input) { in.Last, in.Abort = running(webappv1.CanaryRolledBack, 2, nil), "new" },
+			func(in *canary.Input) { in.Abort = "new" }},
+		{"retried by hand, the promote and the promote-step of the aborted attempt left in place",
+			func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryAborted, 2, func(st *webappv1.CanaryStatus) { st.FailedChecks = 2 })
+				in.Canary, in.Route = &canary.Deployment{Revision: "new", Aborted: "new", ScaledDown: true}, &canary.Route{Accepted: true}
+				in.Retry, in.Promote, in.PromoteStep = "new", "new", "new/0"
+			},
+			func(in *canary.Input) { in.Retry, in.Promote, in.PromoteStep = "new", "new", "new/0" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			first := canary.Next(input(tt.first))
+			if first.Status == nil || first.Status.Phase != webappv1.CanaryProgressing || first.Status.Step != 0 {
+				t.Fatalf("the first call: status %+v; want a new attempt at its first step", first.Status)
+			}
+			// The next call: the canary's pod is available and the route carries its 10%.
+			next := canary.Next(input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Canary, in.Route = first.Status, true, ready(1), split(10, true)
+				for k, v := range first.Annotations {
+					if k == canary.AnnotationAttempt {
+						fmt.Sscan(v, &in.Canary.Attempt)
+					}
+				}
+				tt.then(in)
+			}))
+			if st := next.Status; st == nil || st.Phase != webappv1.CanaryProgressing || st.Step != 0 {
+				t.Errorf("the next call: status %+v (rows %q); want the new attempt at its first step, its pause started", st, next.Fired)
 			}
 		})
 	}

@@ -26,6 +26,12 @@ const (
 	// (status.canary.retries), so that an older status neither retries it again nor takes an
 	// abort of an earlier attempt for one of this attempt. Absent before any retry.
 	AnnotationRetries = "webapp.example.com/retries"
+	// AnnotationAttempt records, on the canary Deployment, the attempt (status.canary.attempt)
+	// of what it records: the revision it runs, aborted or being promoted. So an older status
+	// neither takes this attempt for an earlier one nor an earlier attempt's abort or promotion
+	// for this one's, and a new attempt of the same revision is numbered past it. Absent for
+	// attempt 0.
+	AnnotationAttempt = "webapp.example.com/attempt"
 )
 
 // Input is everything Next decides from: the spec, the status Metacontroller sent back, what is
@@ -57,14 +63,13 @@ type Input struct {
 	ServicesObserved bool
 	// Pods is what pod diagnosis shows of the canary's pods.
 	Pods Pods
-	// Promote and Abort are the values of the WebApp's webappv1.AnnotationPromote and
-	// AnnotationAbort annotations, "" when absent. Each acts only when it names Revision.
-	Promote, Abort string
-	// PromoteStep and Retry are the values of its webappv1.AnnotationPromoteStep and
-	// AnnotationRetry annotations, "" when absent: "<revision>/<step>" and "<revision>[/<n>]"
-	// (webappv1.ParseRevisionCount). Each acts only when it names Revision, and PromoteStep only
-	// at that step, Retry only for a retry not yet taken.
-	PromoteStep, Retry string
+	// Promote, Abort, PromoteStep and Retry are the values of the WebApp's
+	// webappv1.AnnotationPromote, AnnotationAbort, AnnotationPromoteStep and AnnotationRetry
+	// annotations, "" when absent (an empty value is no annotation). Each is read by
+	// webappv1.ParseCanaryAnnotation, and acts only when it names Revision and the canary's
+	// attempt; PromoteStep only at its step, Retry only for a retry not yet taken. One that
+	// cannot act is named in status.canary.ignoredAnnotations.
+	Promote, Abort, PromoteStep, Retry string
 	// Measurement is what the edge measured for a check of the plan's analysis that Due said
 	// was due at Now; nil when it measured nothing (none was due, or the hook has no
 	// Prometheus). A check that is due and has none is inconclusive.
@@ -89,8 +94,9 @@ type Deployment struct {
 	// Revision is its AnnotationRevision, the revision it runs; Aborted and Promoting are its
 	// AnnotationAborted and AnnotationPromoting, "" when absent.
 	Revision, Aborted, Promoting string
-	// Retries is its AnnotationRetries, 0 when absent or not a number.
-	Retries int32
+	// Retries and Attempt are its AnnotationRetries and AnnotationAttempt, 0 when absent or not a
+	// number.
+	Retries, Attempt int32
 	// Replicas is spec.replicas.
 	Replicas int32
 	// Generation and ObservedGeneration are metadata.generation and status.observedGeneration.

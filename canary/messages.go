@@ -67,7 +67,7 @@ func (s *state) stepMessage() string {
 	w, want := s.target(), s.replicasFor(s.target())
 	switch {
 	case s.phase() == webappv1.CanaryPaused:
-		return fmt.Sprintf("%s: %d%% of the traffic on the canary, paused until it is promoted (annotate the WebApp with %s=%s).", step, w, webappv1.AnnotationPromote, s.next.Revision)
+		return fmt.Sprintf("%s: %d%% of the traffic on the canary, paused until it is promoted (annotate the WebApp with %s=%s).", step, w, webappv1.AnnotationPromote, webappv1.AttemptValue(s.next.Revision, s.next.Attempt))
 	case s.next.PauseStartTime != nil:
 		d, _ := s.pause()
 		msg := fmt.Sprintf("%s: %d%% of the traffic on the canary, held for %s from %s", step, w, d, s.next.PauseStartTime.UTC().Format(time.RFC3339))

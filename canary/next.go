@@ -48,7 +48,7 @@ func Next(in Input) Output {
 	}
 	o := s.children()
 	o.Fired = fired
-	o.Annotations = s.annotations(&o)
+	o.Annotations = s.deploymentAnnotations(&o)
 	if s.phase() != None {
 		o.Status = &s.next
 		o.ResyncAfter = s.timer()
@@ -73,9 +73,10 @@ func (s *state) children() Output {
 	panic("canary: no stage for phase " + string(s.phase())) // Stages ends with a row for every phase
 }
 
-// annotations are the annotations the canary Deployment carries in o: the revision it runs, and
-// whether it is being promoted; or, kept after an abort, the revision that was aborted.
-func (s *state) annotations(o *Output) map[string]string {
+// deploymentAnnotations are the annotations the canary Deployment carries in o: the revision it
+// runs, and whether it is being promoted; or, kept after an abort, the revision that was aborted;
+// and the attempt and retries of either.
+func (s *state) deploymentAnnotations(o *Output) map[string]string {
 	var a map[string]string
 	switch {
 	case o.Form == Run && s.phase() == webappv1.CanaryPromoting:
@@ -87,6 +88,9 @@ func (s *state) annotations(o *Output) map[string]string {
 	}
 	if a != nil && s.next.Retries > 0 {
 		a[AnnotationRetries] = strconv.Itoa(int(s.next.Retries))
+	}
+	if a != nil && s.next.Attempt > 0 {
+		a[AnnotationAttempt] = strconv.Itoa(int(s.next.Attempt))
 	}
 	return a
 }
@@ -356,6 +360,7 @@ func clone(st *webappv1.CanaryStatus) webappv1.CanaryStatus {
 		w := *c.Weight
 		c.Weight = &w
 	}
+	c.IgnoredAnnotations = slices.Clone(c.IgnoredAnnotations)
 	c.Analysis = cloneAnalysis(c.Analysis)
 	return c
 }

@@ -32,7 +32,8 @@ type Output struct {
 	Form     Form
 	Replicas int32
 	// Annotations are those the canary Deployment carries, with Run, Keep or Zero, to remember
-	// the machine's decisions (AnnotationRevision, AnnotationAborted, AnnotationPromoting).
+	// the machine's decisions (AnnotationRevision, AnnotationAborted, AnnotationPromoting,
+	// AnnotationRetries, AnnotationAttempt).
 	Annotations map[string]string
 	// StableTemplate is true when the stable Deployment takes the template the spec asks for;
 	// false keeps it as observed (its replicas aside).

@@ -77,8 +77,8 @@ var Transitions = []Row{
 		From: append(slices.Clip(serving), webappv1.CanaryAborted), When: newRevision, To: webappv1.CanaryProgressing, Do: start},
 	{Name: "retry asked for the aborted revision: its canary starts again from the first step", Kind: Move,
 		From: []webappv1.CanaryPhase{webappv1.CanaryAborted}, When: retryAsked, To: webappv1.CanaryProgressing, Do: retry},
-	{Name: "retried before: the canary Deployment says so, whatever an older status says", Kind: Move,
-		From: []webappv1.CanaryPhase{webappv1.CanaryAborted}, When: retriedBefore, To: webappv1.CanaryProgressing, Do: agreeWithRetry},
+	{Name: "started again before: the canary Deployment runs a later attempt of the revision, whatever an older status says", Kind: Move,
+		From: append(slices.Clip(serving), webappv1.CanaryAborted), When: startedBefore, To: webappv1.CanaryProgressing, Do: agreeWithStart},
 	{Name: "aborted before: the canary Deployment says so, whatever an older status says", Kind: Move,
 		From: serving, When: abortedBefore, To: webappv1.CanaryAborted, Do: agreeWithAbort},
 	{Name: "abort asked", Kind: Move,
@@ -113,6 +113,8 @@ var Transitions = []Row{
 		From: atAStep, When: scaledUpWithinStep, Do: noteScaleTime},
 	{Name: "the route is first seen to give the canary all the traffic, or none: the time is recorded, for the scale-down delay", Kind: Record,
 		From: append(slices.Clip(ended), webappv1.CanaryPromoting), When: trafficShifted, Do: noteTrafficShift},
+	{Name: "the annotations that cannot act on this canary are not those the status names: it names them, and why", Kind: Record,
+		From: webappv1.CanaryPhases, When: ignoredChanged, Do: noteIgnored},
 	{Name: "the status says where the canary stands: its weight, its pods and a message", Kind: Record,
 		From: webappv1.CanaryPhases, Do: describe},
 }
@@ -137,25 +139,31 @@ func differsFromStable(s *state) bool {
 
 func newRevision(s *state) bool { return differsFromStable(s) && s.next.Revision != s.in.Revision }
 
-// abortedBefore: the canary Deployment records an abort of this revision, in this attempt (a
-// retry since takes it back).
+// abortedBefore: the canary Deployment records an abort of this revision, in this attempt or a
+// later one (a retry since takes it back: the retried attempt is later).
 func abortedBefore(s *state) bool {
 	c := s.in.Canary
-	return c != nil && s.names(c.Aborted) && c.Retries >= s.next.Retries
+	return c != nil && s.names(c.Aborted) && !s.recordEarlier()
 }
 
-// retryAsked: the retry annotation names the aborted revision, with a retry not yet taken by
-// the status or the canary Deployment.
+// retryAsked: the retry annotation names the aborted attempt, with a retry not yet taken by the
+// status or the canary Deployment, and a next attempt to number. For attempt 0, a value of the
+// hook's earlier versions, "<revision>/<n>", asks for the nth retry, taken once n is no more
+// than the retries the status or the canary Deployment counts.
 func retryAsked(s *state) bool {
-	rev, n, ok := webappv1.ParseRevisionCount(s.in.Retry, 1)
-	return ok && s.names(rev) && s.next.Revision == rev && n > max(s.next.Retries, s.deploymentRetries())
+	t, ok := s.namesAttempt(webappv1.AnnotationRetry, s.in.Retry)
+	if !ok || s.recordLater() || s.nextAttempt() <= t.Attempt {
+		return false
+	}
+	return t.Attempt > 0 || t.Retry > max(s.next.Retries, s.deploymentRetries())
 }
 
-// retriedBefore: the canary Deployment runs the aborted revision again, after more retries than
-// the status counts: a status older than the retry.
-func retriedBefore(s *state) bool {
+// startedBefore: the canary Deployment runs the spec's revision at a later attempt than the
+// status says, or after more retries: a status older than the retry, or than a start of the same
+// template again.
+func startedBefore(s *state) bool {
 	c := s.in.Canary
-	return c != nil && s.names(c.Revision) && s.next.Revision == c.Revision && c.Aborted == "" && c.Retries > s.next.Retries
+	return c != nil && s.names(c.Revision) && s.next.Revision == c.Revision && c.Aborted == "" && s.recordLater()
 }
 
 // deploymentRetries is the retries the canary Deployment records of this revision, 0 when it
@@ -167,25 +175,52 @@ func (s *state) deploymentRetries() int32 {
 	return 0
 }
 
-// promoteStepAsked: the promote-step annotation names this revision and the step it is at.
+// recordLater reports whether the canary Deployment records this revision at a later attempt
+// than the status (or the same attempt after more retries, as the hook's earlier versions
+// counted them): the status is older than the Deployment. recordEarlier reports the reverse: what
+// the Deployment records is of an earlier attempt.
+func (s *state) recordLater() bool {
+	c := s.in.Canary
+	if c == nil || !(s.names(c.Revision) || s.names(c.Aborted) || s.names(c.Promoting)) {
+		return false
+	}
+	return c.Attempt > s.next.Attempt || c.Attempt == s.next.Attempt && c.Retries > s.next.Retries
+}
+
+func (s *state) recordEarlier() bool {
+	c := s.in.Canary
+	return c != nil && (c.Attempt < s.next.Attempt || c.Attempt == s.next.Attempt && c.Retries < s.next.Retries)
+}
+
+// promoteStepAsked: the promote-step annotation names this attempt and the step it is at.
 func promoteStepAsked(s *state) bool {
-	rev, step, ok := webappv1.ParseRevisionCount(s.in.PromoteStep, -1)
-	return ok && s.names(rev) && s.next.Revision == rev && step == s.next.Step
+	t, ok := s.namesAttempt(webappv1.AnnotationPromoteStep, s.in.PromoteStep)
+	return ok && t.Step == s.next.Step
 }
 
 func promoteStepBeforeLast(s *state) bool { return promoteStepAsked(s) && !s.atLastStep() }
 
 func promoteStepAtLast(s *state) bool { return promoteStepAsked(s) && s.atLastStep() }
 
-func abortAsked(s *state) bool { return s.names(s.in.Abort) }
+func abortAsked(s *state) bool {
+	_, ok := s.namesAttempt(webappv1.AnnotationAbort, s.in.Abort)
+	return ok
+}
 
 func abortAskedInTime(s *state) bool { return abortAsked(s) && !s.stableTakesTemplate() }
 
 func checksExhausted(s *state) bool { return s.next.FailedChecks >= *s.in.Plan.MaxFailedChecks }
 
-func promoteAsked(s *state) bool { return s.names(s.in.Promote) }
+func promoteAsked(s *state) bool {
+	_, ok := s.namesAttempt(webappv1.AnnotationPromote, s.in.Promote)
+	return ok
+}
 
-func promotingBefore(s *state) bool { c := s.in.Canary; return c != nil && s.names(c.Promoting) }
+// promotingBefore: the canary Deployment records a promotion of this attempt (or a later one).
+func promotingBefore(s *state) bool {
+	c := s.in.Canary
+	return c != nil && s.names(c.Promoting) && !s.recordEarlier()
+}
 
 func pauseStarts(s *state) bool {
 	return s.step().Kind() == webappv1.StepTimed && s.next.PauseStartTime == nil && s.inPlace(s.target())
@@ -213,38 +248,45 @@ func trafficShifted(s *state) bool {
 	return (s.next.AllTrafficTime == nil) == s.allTraffic() || (s.next.NoTrafficTime == nil) == s.noTraffic()
 }
 
+func ignoredChanged(s *state) bool { return !slices.Equal(s.ignored(), s.next.IgnoredAnnotations) }
+
 // The steps of the table: what a row changes besides the phase.
 
 func forget(s *state) { s.next = webappv1.CanaryStatus{} }
 
 func recordTemplateGeneration(s *state) { s.next.TemplateGeneration = s.in.Canary.Generation }
 
+// start starts a new attempt of the spec's revision, numbered by nextAttempt.
 func start(s *state) {
 	now := s.now()
-	s.next = webappv1.CanaryStatus{Revision: s.in.Revision, StepStartTime: &now, Restarts: s.in.Pods.Restarts}
+	s.next = webappv1.CanaryStatus{Revision: s.in.Revision, Attempt: s.nextAttempt(), StepStartTime: &now, Restarts: s.in.Pods.Restarts}
 	s.verdict = ""
 }
 
-// retry starts the aborted revision's canary again, its retries counting the one the
-// annotation asked for.
+// retry starts the aborted revision's canary again, as a new attempt, its retries counting the
+// one the annotation asked for (n of the hook's earlier "<revision>/<n>").
 func retry(s *state) {
-	_, n, _ := webappv1.ParseRevisionCount(s.in.Retry, 1)
+	t, _ := webappv1.ParseCanaryAnnotation(webappv1.AnnotationRetry, s.in.Retry)
+	n := max(s.next.Retries+1, t.Retry)
 	start(s)
 	s.next.Retries = n
 }
 
-// agreeWithRetry makes an older status agree with the retry the canary Deployment records.
-func agreeWithRetry(s *state) {
-	n := s.in.Canary.Retries
+// agreeWithStart makes an older status agree with the attempt the canary Deployment runs.
+func agreeWithStart(s *state) {
+	c := s.in.Canary
 	start(s)
-	s.next.Retries = n
+	s.next.Attempt, s.next.Retries = c.Attempt, c.Retries
 }
 
-// agreeWithAbort makes an older status agree with the abort the canary Deployment records: one
-// that the annotation did not ask for was for maxFailedChecks failed checks. Metacontroller
-// writes a status computed from an older parent over a newer one (it retries a conflicting
-// write on the latest object), so both must come to the same status.
+// agreeWithAbort makes an older status agree with the abort the canary Deployment records, and
+// its attempt: one that the annotation did not ask for was for maxFailedChecks failed checks.
+// Metacontroller writes a status computed from an older parent over a newer one (it retries a
+// conflicting write on the latest object), so both must come to the same status.
 func agreeWithAbort(s *state) {
+	if s.recordLater() {
+		s.next.Attempt, s.next.Retries = s.in.Canary.Attempt, s.in.Canary.Retries
+	}
 	if !abortAsked(s) {
 		s.next.FailedChecks = max(s.next.FailedChecks, *s.in.Plan.MaxFailedChecks)
 	}
@@ -259,6 +301,8 @@ func nextStep(s *state) {
 }
 
 func noteScaleTime(s *state) { now := s.now(); s.next.ScaleTime = &now }
+
+func noteIgnored(s *state) { s.next.IgnoredAnnotations = s.ignored() }
 
 // noteTrafficShift records when the route was first seen to give the canary all the traffic,
 // and when none, and forgets each once the route no longer does.

@@ -65,7 +65,8 @@ func decideCanary(req *Request, obs *observedChildren, deployment *appsv1.Deploy
 			Revision:           d.Revision,
 			Aborted:            d.Aborted,
 			Promoting:          d.Promoting,
-			Retries:            retriesOf(d.Retries),
+			Retries:            countOf(d.Retries),
+			Attempt:            countOf(d.Attempt),
 			Replicas:           replicasOf(d),
 			Generation:         d.Generation,
 			ObservedGeneration: d.Status.ObservedGeneration,
@@ -102,9 +103,9 @@ func decideCanary(req *Request, obs *observedChildren, deployment *appsv1.Deploy
 	return &out
 }
 
-// retriesOf is the canary Deployment's canary.AnnotationRetries as a number, 0 when it is absent
-// or not a number from 0 to math.MaxInt32.
-func retriesOf(v string) int32 {
+// countOf is the canary Deployment's canary.AnnotationRetries or AnnotationAttempt as a number,
+// 0 when it is absent or not a number from 0 to math.MaxInt32.
+func countOf(v string) int32 {
 	n, err := strconv.ParseInt(v, 10, 32)
 	if err != nil || n < 0 {
 		return 0

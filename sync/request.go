@@ -214,6 +214,9 @@ type ObservedDeployment struct {
 	// Retries is its AnnotationRetries annotation, which only the canary Deployment of a canary
 	// started again by the retry annotation carries. "" when it has none.
 	Retries string
+	// Attempt is its AnnotationAttempt annotation, which only the canary Deployment of a canary
+	// of an attempt other than 0 carries. "" when it has none.
+	Attempt string
 	// Status is the Deployment controller's report.
 	Status ObservedDeploymentStatus
 }

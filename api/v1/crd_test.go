@@ -252,6 +252,8 @@ func TestCRDMatchesConstants(t *testing.T) {
 		{"spec.rollout.canary.analysis.onInconclusive.action", "enum", enum(webappv1.InconclusiveActions...), "InconclusiveActions"},
 		{"spec.rollout.canary.analysis.onInconclusive.afterSeconds", "maximum", float64(webappv1.MaxCanaryPauseSeconds), "MaxCanaryPauseSeconds"},
 		{"status.canary.analysis.result", "enum", enum(webappv1.CheckResults...), "CheckResults"},
+		{"status.canary.attempt", "maximum", float64(webappv1.MaxAnnotationNumber), "MaxAnnotationNumber"},
+		{"status.canary.ignoredAnnotations", "maxItems", float64(len(webappv1.CanaryAnnotations)), "CanaryAnnotations"},
 		{"status.canary.analysis.metrics[].result", "enum", enum(webappv1.CheckResults...), "CheckResults"},
 		// What the hook checks with apimachinery's validation.
 		{"spec.serviceAccountName", "maxLength", float64(validation.DNS1123SubdomainMaxLength), "validation.DNS1123SubdomainMaxLength"},

@@ -3,6 +3,7 @@ package v1_test
 import (
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
@@ -26,33 +27,54 @@ func TestOwnedKeysMatchCRD(t *testing.T) {
 	}
 }
 
-// TestRevisionCountValues: the values the promote-step and retry annotations take read back as
-// written, and a value that is not one is refused rather than read as another.
-func TestRevisionCountValues(t *testing.T) {
+// TestCanaryAnnotationValues: the values the canary annotations take read back as written, for
+// every attempt, and a value that is not one is refused, saying the form it must have, rather
+// than read as another.
+func TestCanaryAnnotationValues(t *testing.T) {
+	type target = webappv1.CanaryTarget
 	tests := []struct {
-		v       string
-		def     int32
-		wantRev string
-		wantN   int32
-		wantOK  bool
+		key, v  string
+		want    target
+		wantErr string
 	}{
-		{webappv1.PromoteStepValue("c138f6851b", 2), -1, "c138f6851b", 2, true},
-		{webappv1.PromoteStepValue("c138f6851b", 0), -1, "c138f6851b", 0, true},
-		{webappv1.RetryValue("c138f6851b", 1), 1, "c138f6851b", 1, true},
-		{webappv1.RetryValue("c138f6851b", 3), 1, "c138f6851b", 3, true},
-		{"c138f6851b", -1, "c138f6851b", -1, true},
-		{"c138f6851b/", 1, "", 0, false},
-		{"c138f6851b/two", 1, "", 0, false},
-		{"c138f6851b/-1", 1, "", 0, false},
-		{"c138f6851b/99999999999", 1, "", 0, false},
-		{"/2", 1, "", 0, false},
-		{"", 1, "", 0, false},
+		{webappv1.AnnotationPromote, webappv1.AttemptValue("c138f6851b", 0), target{Revision: "c138f6851b", Retry: 1}, ""},
+		{webappv1.AnnotationPromote, webappv1.AttemptValue("c138f6851b", 3), target{Revision: "c138f6851b", Attempt: 3, Retry: 1}, ""},
+		{webappv1.AnnotationAbort, webappv1.AttemptValue("c138f6851b", webappv1.MaxAnnotationNumber), target{Revision: "c138f6851b", Attempt: webappv1.MaxAnnotationNumber, Retry: 1}, ""},
+		{webappv1.AnnotationAbort, "c138f6851b@0", target{Revision: "c138f6851b", Retry: 1}, ""},
+		{webappv1.AnnotationPromoteStep, webappv1.PromoteStepValue("c138f6851b", 0, 2), target{Revision: "c138f6851b", Step: 2, Retry: 1}, ""},
+		{webappv1.AnnotationPromoteStep, webappv1.PromoteStepValue("c138f6851b", 4, 0), target{Revision: "c138f6851b", Attempt: 4, Retry: 1}, ""},
+		{webappv1.AnnotationRetry, webappv1.RetryValue("c138f6851b", 0, 0), target{Revision: "c138f6851b", Retry: 1}, ""},
+		{webappv1.AnnotationRetry, webappv1.RetryValue("c138f6851b", 0, 2), target{Revision: "c138f6851b", Retry: 3}, ""},
+		{webappv1.AnnotationRetry, webappv1.RetryValue("c138f6851b", 5, 2), target{Revision: "c138f6851b", Attempt: 5, Retry: 1}, ""},
+		// What the hook's earlier versions wrote reads as attempt 0.
+		{webappv1.AnnotationRetry, "c138f6851b/1000000", target{Revision: "c138f6851b", Retry: 1000000}, ""},
+
+		{webappv1.AnnotationPromote, "", target{}, "must be <revision>[@<attempt>]"},
+		{webappv1.AnnotationPromote, "c138f6851b/1", target{}, "must be <revision>[@<attempt>]"},
+		{webappv1.AnnotationPromote, "C138F6851B", target{}, "must be <revision>[@<attempt>]"},
+		{webappv1.AnnotationPromote, "c138f6851b@", target{}, "must be <revision>[@<attempt>]"},
+		{webappv1.AnnotationPromote, "c138f6851b@-1", target{}, "must be <revision>[@<attempt>]"},
+		{webappv1.AnnotationPromote, "c138f6851b@10000000", target{}, "must be <revision>[@<attempt>]"},
+		{webappv1.AnnotationPromote, "@2", target{}, "must be <revision>[@<attempt>]"},
+		{webappv1.AnnotationPromote, strings.Repeat("a", 64), target{}, "must be <revision>[@<attempt>]"},
+		{webappv1.AnnotationPromoteStep, "c138f6851b", target{}, "must be <revision>[@<attempt>]/<step>"},
+		{webappv1.AnnotationPromoteStep, "c138f6851b/", target{}, "must be <revision>[@<attempt>]/<step>"},
+		{webappv1.AnnotationPromoteStep, "c138f6851b/two", target{}, "must be <revision>[@<attempt>]/<step>"},
+		{webappv1.AnnotationPromoteStep, "c138f6851b/1/2", target{}, "must be <revision>[@<attempt>]/<step>"},
+		{webappv1.AnnotationRetry, "c138f6851b/0", target{}, "must be <revision>[@<attempt>] or <revision>/<n>"},
+		{webappv1.AnnotationRetry, "c138f6851b@2/3", target{}, "must be <revision>[@<attempt>] or <revision>/<n>"},
+		{webappv1.AnnotationRetry, "c138f6851b/99999999999", target{}, "must be <revision>[@<attempt>] or <revision>/<n>"},
+		{"webapp.example.com/revision", "c138f6851b", target{}, "webapp.example.com/revision is not a canary annotation"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.v, func(t *testing.T) {
-			rev, n, ok := webappv1.ParseRevisionCount(tt.v, tt.def)
-			if rev != tt.wantRev || n != tt.wantN || ok != tt.wantOK {
-				t.Errorf("ParseRevisionCount(%q, %d) = %q, %d, %t; want %q, %d, %t", tt.v, tt.def, rev, n, ok, tt.wantRev, tt.wantN, tt.wantOK)
+		t.Run(tt.key+"="+tt.v, func(t *testing.T) {
+			got, err := webappv1.ParseCanaryAnnotation(tt.key, tt.v)
+			gotErr := ""
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if gotErr != tt.wantErr || err == nil && got != tt.want {
+				t.Errorf("ParseCanaryAnnotation(%q, %q) = %+v, %q; want %+v, %q", tt.key, tt.v, got, gotErr, tt.want, tt.wantErr)
 			}
 		})
 	}

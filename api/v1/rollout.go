@@ -1,6 +1,8 @@
 package v1
 
 import (
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -48,57 +50,173 @@ const (
 	StableSuffix = "-stable"
 )
 
-// Annotations a user sets on a WebApp to act on its canary. Each takes the revision of the
-// canary it acts on (status.canary.revision) as its value, so that one left behind never acts on
-// the next canary; a value that names another revision does nothing.
+// Annotations a user sets on a WebApp to act on its canary. Each names the attempt it acts on: the
+// canary's revision (status.canary.revision), and, when status.canary.attempt is not 0, its
+// attempt, "<revision>@<attempt>" (AttemptValue). An annotation acts only on the attempt it names,
+// so that one left behind never acts on a later canary, of another template or of the same one
+// again: a value that names another revision or attempt does nothing, and the status says so
+// (status.canary.ignoredAnnotations). ParseCanaryAnnotation reads every value.
 const (
-	// AnnotationPromote promotes the canary now: the remaining steps are skipped.
+	// AnnotationPromote promotes the canary now: the remaining steps are skipped. Its value is
+	// AttemptValue's.
 	AnnotationPromote = "webapp.example.com/promote"
-	// AnnotationAbort aborts the canary now, as failed checks would.
+	// AnnotationAbort aborts the canary now, as failed checks would. Its value is AttemptValue's.
 	AnnotationAbort = "webapp.example.com/abort"
 	// AnnotationPromoteStep ends the canary's current step now, as if its pause were over and
 	// its latest check had passed: the canary moves to the next step, or is promoted from the
-	// last one. Its value is "<revision>/<step>", step being status.canary.step, so that it acts
-	// once, on that step of that revision (PromoteStepValue).
+	// last one. Its value is "<attempt>/<step>", step being status.canary.step, so that it acts
+	// once, on that step of that attempt (PromoteStepValue).
 	AnnotationPromoteStep = "webapp.example.com/promote-step"
-	// AnnotationRetry starts an aborted canary again from its first step, its failed checks at 0.
-	// Its value is "<revision>" for the first retry of that revision and "<revision>/<n>" for the
-	// nth (RetryValue); a retry acts only while the canary of that revision is Aborted and n is
-	// more than status.canary.retries, so that one left behind never acts again.
+	// AnnotationRetry starts an aborted canary again from its first step, its failed checks at 0,
+	// as a new attempt. Its value names the aborted attempt (RetryValue), so that once the retry
+	// starts the next attempt it never acts again. For attempt 0 it keeps the form of the hook's
+	// earlier versions: "<revision>" for the first retry and "<revision>/<n>" for the nth, which
+	// acts only while n is more than status.canary.retries.
 	AnnotationRetry = "webapp.example.com/retry"
 )
 
-// PromoteStepValue is the value of AnnotationPromoteStep that ends step step (status.canary.step)
-// of the canary of revision.
-func PromoteStepValue(revision string, step int32) string {
-	return revision + "/" + strconv.Itoa(int(step))
-}
+// CanaryAnnotations are the annotations that act on a canary, in the order the status lists those
+// it ignores.
+var CanaryAnnotations = []string{AnnotationPromote, AnnotationPromoteStep, AnnotationAbort, AnnotationRetry}
 
-// RetryValue is the value of AnnotationRetry for the nth retry of revision: the revision alone
-// for n <= 1, "<revision>/<n>" after that.
-func RetryValue(revision string, n int32) string {
-	if n <= 1 {
+// Limits of the canary annotations' values, which the admission policy
+// (metacontroller/base/policy.yaml) checks too.
+const (
+	// MaxRevisionLength bounds a revision in an annotation's value: 1 to 63 characters of a-z and
+	// 0-9. The hook's revisions are 10 hex digits.
+	MaxRevisionLength = 63
+	// MaxAnnotationNumber is the largest attempt, step or retry number a value holds: 7 decimal
+	// digits. status.canary.attempt never passes it.
+	MaxAnnotationNumber = 9_999_999
+)
+
+// AttemptValue is the value of AnnotationPromote and AnnotationAbort that names attempt attempt
+// (status.canary.attempt) of the canary of revision: the revision alone for attempt 0, as before
+// attempts were counted, "<revision>@<attempt>" after.
+func AttemptValue(revision string, attempt int32) string {
+	if attempt == 0 {
 		return revision
 	}
-	return revision + "/" + strconv.Itoa(int(n))
+	return revision + "@" + strconv.Itoa(int(attempt))
 }
 
-// ParseRevisionCount splits a value of AnnotationPromoteStep or AnnotationRetry into its revision
-// and its number. A value without "/" is the revision alone, with n = def; ok is false when what
-// follows the "/" is not a number from 0 to 1000000, or the revision is empty.
-func ParseRevisionCount(v string, def int32) (revision string, n int32, ok bool) {
-	revision, num, found := strings.Cut(v, "/")
-	if revision == "" {
-		return "", 0, false
+// PromoteStepValue is the value of AnnotationPromoteStep that ends step step (status.canary.step)
+// of attempt attempt of the canary of revision: "<revision>[@<attempt>]/<step>".
+func PromoteStepValue(revision string, attempt, step int32) string {
+	return AttemptValue(revision, attempt) + "/" + strconv.Itoa(int(step))
+}
+
+// RetryValue is the value of AnnotationRetry that retries attempt attempt of the canary of
+// revision, aborted after retries retries (status.canary.retries): AttemptValue's for an attempt
+// other than 0; for attempt 0, the form of the hook's earlier versions, the revision alone for
+// the first retry and "<revision>/<retries+1>" after.
+func RetryValue(revision string, attempt, retries int32) string {
+	if attempt > 0 || retries == 0 {
+		return AttemptValue(revision, attempt)
 	}
-	if !found {
-		return revision, def, true
+	return revision + "/" + strconv.Itoa(int(retries)+1)
+}
+
+// CanaryTarget is what the value of a canary annotation names.
+type CanaryTarget struct {
+	// Revision and Attempt name the canary: status.canary.revision and status.canary.attempt.
+	Revision string
+	Attempt  int32
+	// Step is, for AnnotationPromoteStep, the step it ends (status.canary.step); 0 otherwise.
+	Step int32
+	// Retry is, for AnnotationRetry of attempt 0, the retry it asks for: n of "<revision>/<n>",
+	// else 1. It is 1 for the other annotations.
+	Retry int32
+}
+
+// CanaryAnnotationForm is the form of key's value, as a message says it.
+func CanaryAnnotationForm(key string) string {
+	switch key {
+	case AnnotationPromoteStep:
+		return "<revision>[@<attempt>]/<step>"
+	case AnnotationRetry:
+		return "<revision>[@<attempt>] or <revision>/<n>"
 	}
-	i, err := strconv.Atoi(num)
-	if err != nil || i < 0 || i > 1000000 {
-		return "", 0, false
+	return "<revision>[@<attempt>]"
+}
+
+// ParseCanaryAnnotation reads the value v of the canary annotation key (one of
+// CanaryAnnotations). A revision is 1 to MaxRevisionLength characters of a-z and 0-9; an
+// attempt, a step and a retry's n are 1 to 7 decimal digits; "<revision>@0" is "<revision>".
+// The error, which says the form the value must have, is returned for an empty value, any other
+// form, a retry's n of 0, and a key that is not a canary annotation.
+func ParseCanaryAnnotation(key, v string) (CanaryTarget, error) {
+	t := CanaryTarget{Retry: 1}
+	rest, suffix, slash := strings.Cut(v, "/")
+	switch key {
+	case AnnotationPromote, AnnotationAbort:
+		if slash {
+			return t, formError(key)
+		}
+	case AnnotationPromoteStep:
+		n, ok := number(suffix)
+		if !slash || !ok {
+			return t, formError(key)
+		}
+		t.Step = n
+	case AnnotationRetry:
+		if slash {
+			n, ok := number(suffix)
+			if !ok || n == 0 || strings.Contains(rest, "@") {
+				return t, formError(key)
+			}
+			t.Retry = n
+		}
+	default:
+		return t, fmt.Errorf("%s is not a canary annotation", key)
 	}
-	return revision, int32(i), true
+	rev, attempt, at := strings.Cut(rest, "@")
+	if !isRevision(rev) {
+		return t, formError(key)
+	}
+	t.Revision = rev
+	if at {
+		n, ok := number(attempt)
+		if !ok {
+			return t, formError(key)
+		}
+		t.Attempt = n
+	}
+	return t, nil
+}
+
+// formError is the error of a value of key that is not of its form.
+func formError(key string) error {
+	return errors.New("must be " + CanaryAnnotationForm(key))
+}
+
+// isRevision reports whether s is a revision as a value names it: 1 to MaxRevisionLength
+// characters of a-z and 0-9.
+func isRevision(s string) bool {
+	if s == "" || len(s) > MaxRevisionLength {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'z') {
+			return false
+		}
+	}
+	return true
+}
+
+// number reads 1 to 7 decimal digits.
+func number(s string) (int32, bool) {
+	if s == "" || len(s) > 7 {
+		return 0, false
+	}
+	var n int32
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int32(c-'0')
+	}
+	return n, true
 }
 
 // Rollout says how a new pod template reaches the pods.
@@ -225,10 +343,21 @@ const (
 // CanaryStatus is the state of a canary that the hook carries from one call to the next. Every
 // field is computed from the spec, the previous CanaryStatus and the observed children.
 type CanaryStatus struct {
-	// revision names the canary's pod template: a digest of it, the value the promote and abort
-	// annotations take.
+	// revision names the canary's pod template: a digest of it, which the promote, abort,
+	// promote-step and retry annotations name.
 	// +required
 	Revision string `json:"revision"`
+
+	// attempt tells this canary from the other canaries of its revision (the same pod template
+	// again later, or retried), so that an annotation left by one never acts on another. It is 0
+	// (omitted) unless, when the canary started or was retried, an annotation on the WebApp or
+	// the canary Deployment's record named an attempt of the revision: then it is one more than
+	// the highest they named. The annotations name it after the revision, <revision>@<attempt>,
+	// and attempt 0 by the revision alone.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=9999999
+	Attempt int32 `json:"attempt,omitempty"`
 
 	// phase is where the canary stands: Progressing, Paused, Promoting, Promoted, Aborted or
 	// RolledBack.
@@ -307,7 +436,7 @@ type CanaryStatus struct {
 	NoTrafficTime *metav1.Time `json:"noTrafficTime,omitempty"`
 
 	// retries is how many times the webapp.example.com/retry annotation started this revision's
-	// canary again after an abort.
+	// canary again after an abort, each retry a new attempt.
 	// +optional
 	Retries int32 `json:"retries,omitempty"`
 
@@ -315,6 +444,16 @@ type CanaryStatus struct {
 	// revision: when it ran, what each metric measured, and its result.
 	// +optional
 	Analysis *AnalysisStatus `json:"analysis,omitempty"`
+
+	// ignoredAnnotations are the canary annotations on the WebApp that cannot act on this
+	// canary, each "<annotation>=<value>: <why>": a value not of its form, or one that names
+	// another revision, another attempt, or a step the canary has not reached. An annotation that
+	// names this attempt is never listed, whether it has acted or is still to. Omitted when none.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=4
+	// +kubebuilder:validation:items:MaxLength=512
+	IgnoredAnnotations []string `json:"ignoredAnnotations,omitempty"`
 }
 
 // ConditionCanary is there while spec.rollout.canary is set. It is True unless the last canary

@@ -138,6 +138,7 @@ func deploymentView(decode func(any) error) (sync.Child, error) {
 		Aborted:           w.Metadata.Annotations.Aborted,
 		Promoting:         w.Metadata.Annotations.Promoting,
 		Retries:           w.Metadata.Annotations.Retries,
+		Attempt:           w.Metadata.Annotations.Attempt,
 		Status:            w.Status,
 	}
 	return c, err
@@ -228,6 +229,7 @@ type observedHead struct {
 			Aborted           string `json:"webapp.example.com/aborted"`             // canary.AnnotationAborted, on an aborted canary Deployment
 			Promoting         string `json:"webapp.example.com/promoting"`           // canary.AnnotationPromoting, on a canary Deployment being promoted
 			Retries           string `json:"webapp.example.com/retries"`             // canary.AnnotationRetries, on a canary Deployment retried
+			Attempt           string `json:"webapp.example.com/attempt"`             // canary.AnnotationAttempt, on a canary Deployment of an attempt other than 0
 		} `json:"annotations"`
 	} `json:"metadata"`
 }

@@ -379,7 +379,7 @@ func TestDecodeRequestRaw(t *testing.T) {
 // reads, the annotations included, whose names the views spell out in their struct tags.
 func TestDecodeRequestViews(t *testing.T) {
 	dep := `{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "hello", "generation": 3, "annotations": {"` + sync.AnnotationSpecHash + `": "abc", "other": "x",
-		"` + canary.AnnotationRevision + `": "r2", "` + canary.AnnotationAborted + `": "r1", "` + canary.AnnotationPromoting + `": "r3", "` + canary.AnnotationRetries + `": "2"}},
+		"` + canary.AnnotationRevision + `": "r2", "` + canary.AnnotationAborted + `": "r1", "` + canary.AnnotationPromoting + `": "r3", "` + canary.AnnotationRetries + `": "2", "` + canary.AnnotationAttempt + `": "3"}},
 		"spec": {"replicas": 2, "selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"annotations": {"` + webappv1.AnnotationConfigHash + `": "def"}}}},
 		"status": {"observedGeneration": 3, "replicas": 2, "updatedReplicas": 2, "readyReplicas": 1, "availableReplicas": 1, "terminatingReplicas": 1,
 			"conditions": [{"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable", "message": "done", "lastUpdateTime": "2026-11-01T08:00:00Z"}]}}`
@@ -395,7 +395,7 @@ func TestDecodeRequestViews(t *testing.T) {
 		switch c.Kind {
 		case "Deployment":
 			one, two := int32(1), int32(2)
-			got, want = c.Deployment, &sync.ObservedDeployment{Generation: 3, SpecHash: "abc", Replicas: &two, Revision: "r2", Aborted: "r1", Promoting: "r3", Retries: "2",
+			got, want = c.Deployment, &sync.ObservedDeployment{Generation: 3, SpecHash: "abc", Replicas: &two, Revision: "r2", Aborted: "r1", Promoting: "r3", Retries: "2", Attempt: "3",
 				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}, ConfigHash: "def",
 				Status: sync.ObservedDeploymentStatus{ObservedGeneration: 3, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 1, AvailableReplicas: 1, TerminatingReplicas: &one,
 					Conditions: []sync.ObservedCondition{{Type: "Progressing", Status: "True", Reason: "NewReplicaSetAvailable", Message: "done"}}}}
