@@ -793,6 +793,38 @@ func TestSyncCanaryCases(t *testing.T) {
 			t.Errorf("children %v; want the canary and its Services gone", got)
 		}
 	})
+	t.Run("aborted by annotation, set back and then the same template again: the abort left behind does not act on the new attempt", func(t *testing.T) {
+		c, _, _ := running(t)
+		c.status["Deployment/hello-canary"] = depStatus(1, 1, 1, 1, 1)
+		c.sync(time.Second)
+		revision := c.parent.Canary.Revision
+		c.parent.Abort = revision
+		if got := c.sync(time.Second).Status.Canary; got.Phase != webappv1.CanaryAborted {
+			t.Fatalf("canary %+v; want Aborted by the annotation", got)
+		}
+		for _, image := range []string{"shop:1", "shop:2"} {
+			p := webapp(canarySpec(image))
+			p.Canary, p.Conditions, p.Abort = c.parent.Canary, c.parent.Conditions, revision
+			c.parent = p
+			c.sync(time.Second)
+		}
+		again := c.sync(time.Second)
+		st := again.Status.Canary
+		if st.Phase != webappv1.CanaryProgressing || st.Revision != revision || st.Attempt != 1 {
+			t.Errorf("canary %s, revision %s, attempt %d; want revision %s Progressing again, attempt 1", canaryOf(again), st.Revision, st.Attempt, revision)
+		}
+		want := []string{canary.AnnotationAttempt + "=1", canary.AnnotationRevision + "=" + revision}
+		var got []string
+		for _, k := range []string{canary.AnnotationAttempt, canary.AnnotationRevision} {
+			got = append(got, k+"="+strings.Trim(member(t, sent(t, again, "Deployment/hello-canary"), "metadata", "annotations", k), `"`))
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("canary Deployment annotations %v; want %v", got, want)
+		}
+		if want := []string{webappv1.AnnotationAbort + "=" + revision + ": names attempt 0 of revision " + revision + ", which is over: the canary is attempt 1 (" + revision + "@1)"}; fmt.Sprint(st.IgnoredAnnotations) != fmt.Sprint(want) {
+			t.Errorf("ignoredAnnotations %q; want %q", st.IgnoredAnnotations, want)
+		}
+	})
 	t.Run("an invalid rollout mid-canary keeps every child", func(t *testing.T) {
 		c, _, _ := running(t)
 		c.sync(time.Second)
