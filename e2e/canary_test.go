@@ -417,6 +417,8 @@ func TestCanary(t *testing.T) {
 		})
 		if st := webAppStatus(t, ns, name); st.Canary == nil || st.Canary.Phase != webappv1.CanaryPaused {
 			t.Errorf("status.canary %s after promote=%s; want Paused still", jsonString(st.Canary), other)
+		} else if want := webappv1.AnnotationPromote + "=" + other + ": names revision " + other + ", not the canary's"; !strings.Contains(strings.Join(st.Canary.IgnoredAnnotations, "\n"), want) {
+			t.Errorf("status.canary.ignoredAnnotations %q after promote=%s; want it to say %q", st.Canary.IgnoredAnnotations, other, want)
 		}
 		if g := field(mustGet(t, "apps/v1", "Deployment", ns, name), "metadata", "generation"); g != stableGeneration {
 			t.Errorf("stable Deployment generation %v -> %v after promote=%s; want it untouched", stableGeneration, g, other)

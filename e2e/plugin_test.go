@@ -90,10 +90,12 @@ func TestPlugin(t *testing.T) {
 		return st.Phase == webappv1.PhaseReady && st.AvailableReplicas == replicas
 	})
 
-	var revision string
+	// who names the WebApp in every message of the plugin.
+	who := "webapp/" + name + " in namespace " + ns
+	var revision, firstRevision string
 	t.Run("carol, with webapp-edit alone: set image, get -w to the first pause, promote to Ready", func(t *testing.T) {
-		carol.want(t, plugin.ExitOK, "webapp/shop: image nginx:1.27 -> nginx:1.28; a canary of the new template starts", "set", "image", name, canaryImage)
-		carol.want(t, plugin.ExitRefused, "refused: webapp/shop's spec asks for image nginx:1.28 already: nothing to set", "set", "image", name, canaryImage)
+		carol.want(t, plugin.ExitOK, who+": image nginx:1.27 -> nginx:1.28; a canary of the new template starts", "set", "image", name, canaryImage)
+		carol.want(t, plugin.ExitRefused, "refused: "+who+": its spec asks for image nginx:1.28 already: nothing to set", "set", "image", name, canaryImage)
 
 		screen := carol.watchUntil(t, "the canary paused at its first step", 90*time.Second, "Paused at step 1 of 2", "get", name, "-w")
 		for _, want := range []string{"webapp/shop in namespace " + ns, ">  1     25%     until promoted  paused until promoted", "Weight    25% asked, 25% on the route",
@@ -103,11 +105,11 @@ func TestPlugin(t *testing.T) {
 			}
 		}
 		st := webAppStatus(t, ns, name)
-		revision = st.Canary.Revision
+		revision, firstRevision = st.Canary.Revision, st.Canary.Revision
 		report.add(t, dave, "Paused at its first step", "paused")
 		report.addText("Paused at its first step, as carol (webapp-edit alone) sees it", screen)
 
-		carol.want(t, plugin.ExitOK, fmt.Sprintf("webapp/shop: revision %s goes on to step 2 of 2 (50%%): step 1 skipped", revision), "promote", name)
+		carol.want(t, plugin.ExitOK, fmt.Sprintf("%s: revision %s goes on to step 2 of 2 (50%%): step 1 skipped", who, revision), "promote", name)
 		waitStatus(t, ns, name, "step 2's pause", 60*time.Second, func(st webappv1.WebAppStatus) bool {
 			c := st.Canary
 			return c != nil && c.Revision == revision && c.Phase == webappv1.CanaryProgressing && c.Step == 1 && c.PauseStartTime != nil
@@ -137,16 +139,16 @@ func TestPlugin(t *testing.T) {
 		}
 
 		// Nothing is left to act on.
-		promoted := fmt.Sprintf("revision %s of webapp/shop is already promoted", revision)
+		promoted := fmt.Sprintf("%s: revision %s is already promoted", who, revision)
 		carol.want(t, plugin.ExitRefused, "refused: "+promoted+": nothing to promote", "promote", name)
 		carol.want(t, plugin.ExitRefused, "refused: "+promoted+": nothing to promote", "promote", name, "--full")
 		carol.want(t, plugin.ExitRefused, "refused: "+promoted+": nothing to abort", "abort", name)
-		carol.want(t, plugin.ExitRefused, fmt.Sprintf("refused: revision %s of webapp/shop is Promoted, not Aborted: nothing to retry", revision), "retry", name)
-		dave.want(t, plugin.ExitRefused, fmt.Sprintf("refused: nothing to undo: webapp/shop's spec already asks for revision %s, the template its stable Deployment runs", revision), "undo", name)
+		carol.want(t, plugin.ExitRefused, fmt.Sprintf("refused: %s: revision %s is Promoted, not Aborted: nothing to retry", who, revision), "retry", name)
+		dave.want(t, plugin.ExitRefused, fmt.Sprintf("refused: %s: nothing to undo: its spec already asks for revision %s, the template its stable Deployment runs", who, revision), "undo", name)
 	})
 
 	t.Run("bob, with webapp-view alone: get and list, and promote refused by RBAC", func(t *testing.T) {
-		carol.want(t, plugin.ExitOK, "webapp/shop: image nginx:1.28 -> nginx:1.29", "set", "image", name, pluginImage3)
+		carol.want(t, plugin.ExitOK, who+": image nginx:1.28 -> nginx:1.29", "set", "image", name, pluginImage3)
 		st := waitStatus(t, ns, name, "the new canary paused", 60*time.Second, func(st webappv1.WebAppStatus) bool {
 			return st.Canary != nil && st.Canary.Revision != revision && st.Canary.Phase == webappv1.CanaryPaused
 		})
@@ -161,30 +163,31 @@ func TestPlugin(t *testing.T) {
 	})
 
 	t.Run("carol aborts, then retries the same revision from its first step", func(t *testing.T) {
-		carol.want(t, plugin.ExitOK, fmt.Sprintf("webapp/shop: aborting revision %s (at step 1 of 2)", revision), "abort", name)
+		carol.want(t, plugin.ExitOK, fmt.Sprintf("%s: aborting revision %s (at step 1 of 2)", who, revision), "abort", name)
 		waitStatus(t, ns, name, "aborted", 60*time.Second, func(st webappv1.WebAppStatus) bool {
 			return st.Canary != nil && st.Canary.Phase == webappv1.CanaryAborted && st.Canary.Weight == nil
 		})
 		report.add(t, dave, "Aborted", "aborted")
-		carol.want(t, plugin.ExitRefused, fmt.Sprintf("refused: revision %s of webapp/shop is already aborted", revision), "abort", name)
-		carol.want(t, plugin.ExitRefused, fmt.Sprintf("refused: revision %s of webapp/shop was aborted: nothing to promote (kubectl webapp retry shop starts it again)", revision), "promote", name)
+		carol.want(t, plugin.ExitRefused, fmt.Sprintf("refused: %s: revision %s is already aborted", who, revision), "abort", name)
+		carol.want(t, plugin.ExitRefused, fmt.Sprintf("refused: %s: revision %s was aborted: nothing to promote (kubectl webapp retry shop starts it again)", who, revision), "promote", name)
 
-		carol.want(t, plugin.ExitOK, fmt.Sprintf("webapp/shop: retrying revision %s from step 1 (retry 1); removed the leftover %s", revision, webappv1.AnnotationAbort), "retry", name)
-		waitStatus(t, ns, name, "the same revision paused at step 1 again", 60*time.Second, func(st webappv1.WebAppStatus) bool {
+		carol.want(t, plugin.ExitOK, fmt.Sprintf("%s: retrying revision %s from step 1 (retry 1); removed what the aborted attempt left: %s=%s", who, revision, webappv1.AnnotationAbort, revision), "retry", name)
+		// The retry is attempt 1 of the revision: the abort of attempt 0 would not act on it.
+		waitStatus(t, ns, name, "the same revision paused at step 1 again, as attempt 1", 60*time.Second, func(st webappv1.WebAppStatus) bool {
 			c := st.Canary
-			return c != nil && c.Revision == revision && c.Retries == 1 && c.Phase == webappv1.CanaryPaused && c.Step == 0 && c.FailedChecks == 0
+			return c != nil && c.Revision == revision && c.Attempt == 1 && c.Retries == 1 && c.Phase == webappv1.CanaryPaused && c.Step == 0 && c.FailedChecks == 0
 		})
 		annotations, _ := field(mustGet(t, "example.com/v1", "WebApp", ns, name), "metadata", "annotations").(map[string]any)
-		if _, left := annotations[webappv1.AnnotationAbort]; left || annotations[webappv1.AnnotationRetry] != webappv1.RetryValue(revision, 1) {
+		if _, left := annotations[webappv1.AnnotationAbort]; left || annotations[webappv1.AnnotationRetry] != webappv1.RetryValue(revision, 0, 0) {
 			t.Errorf("annotations %v after retry; want %s=%s and no %s", annotations, webappv1.AnnotationRetry, revision, webappv1.AnnotationAbort)
 		}
-		carol.want(t, plugin.ExitRefused, fmt.Sprintf("refused: revision %s of webapp/shop is Paused, not Aborted: nothing to retry", revision), "retry", name)
+		carol.want(t, plugin.ExitRefused, fmt.Sprintf("refused: %s: revision %s, attempt 1 is Paused, not Aborted: nothing to retry", who, revision), "retry", name)
 	})
 
 	t.Run("undo: refused to carol, who may not read the Deployment; done by dave", func(t *testing.T) {
 		carol.want(t, plugin.ExitForbidden, "error: undo reads the template the stable Deployment runs: you may not get deployments in namespace "+ns, "undo", name)
 		stable := takeStable(t, ns, name)
-		dave.want(t, plugin.ExitOK, fmt.Sprintf("webapp/shop: rolling back from revision %s to ", revision), "undo", name)
+		dave.want(t, plugin.ExitOK, fmt.Sprintf("%s: rolling back from revision %s to ", who, revision), "undo", name)
 		st := waitStatus(t, ns, name, "rolled back and Ready", 60*time.Second, func(st webappv1.WebAppStatus) bool {
 			return st.Phase == webappv1.PhaseReady && st.Canary != nil && st.Canary.Revision == revision && st.Canary.Phase == webappv1.CanaryRolledBack
 		})
@@ -193,8 +196,8 @@ func TestPlugin(t *testing.T) {
 		}
 		report.add(t, dave, "Rolled back", "rolledback")
 		stable.untouched(t, ns, name)
-		dave.want(t, plugin.ExitRefused, "refused: nothing to undo: webapp/shop's spec already asks for revision", "undo", name)
-		carol.want(t, plugin.ExitRefused, fmt.Sprintf("refused: revision %s of webapp/shop was rolled back: nothing to promote", st.Canary.Revision), "promote", name)
+		dave.want(t, plugin.ExitRefused, "refused: "+who+": nothing to undo: its spec already asks for revision", "undo", name)
+		carol.want(t, plugin.ExitRefused, fmt.Sprintf("refused: %s: revision %s, attempt 1 was rolled back: nothing to promote", who, st.Canary.Revision), "promote", name)
 	})
 
 	t.Run("a status older than the spec: refused until the hook has answered", func(t *testing.T) {
@@ -206,7 +209,29 @@ func TestPlugin(t *testing.T) {
 		waitStatus(t, ns, name, "the canary of the latest spec", 60*time.Second, func(st webappv1.WebAppStatus) bool {
 			return st.Canary != nil && st.Canary.Phase == webappv1.CanaryPaused
 		})
-		carol.want(t, plugin.ExitOK, "webapp/shop: promoting revision", "promote", name, "--full")
+		carol.want(t, plugin.ExitOK, who+": promoting revision", "promote", name, "--full")
+	})
+
+	// The first subtest's promote left webapp.example.com/promote-step=<first revision>/0 on the
+	// WebApp, and nothing removed it: before attempts, it ended the first step of that template's
+	// next canary at once.
+	t.Run("the first template again: the promote-step its first canary left does not act on the new attempt", func(t *testing.T) {
+		waitStatus(t, ns, name, "the latest canary promoted", 90*time.Second, func(st webappv1.WebAppStatus) bool {
+			return st.Phase == webappv1.PhaseReady && st.Canary != nil && st.Canary.Phase == webappv1.CanaryPromoted
+		})
+		carol.want(t, plugin.ExitOK, who+": image "+pluginImage4+" -> "+canaryImage, "set", "image", name, canaryImage)
+		st := waitStatus(t, ns, name, "the first template's new attempt paused at its first step", 60*time.Second, func(st webappv1.WebAppStatus) bool {
+			c := st.Canary
+			return c != nil && c.Revision == firstRevision && c.Phase == webappv1.CanaryPaused
+		})
+		if c := st.Canary; c.Step != 0 || c.Attempt != 1 {
+			t.Errorf("status.canary %s; want attempt 1 of %s paused at step 0", jsonString(c), firstRevision)
+		}
+		leftover := fmt.Sprintf("%s=%s: names attempt 0 of revision %s, which is over", webappv1.AnnotationPromoteStep, webappv1.PromoteStepValue(firstRevision, 0, 0), firstRevision)
+		if got := strings.Join(st.Canary.IgnoredAnnotations, "\n"); !strings.Contains(got, leftover) {
+			t.Errorf("status.canary.ignoredAnnotations %q; want it to name %q", st.Canary.IgnoredAnnotations, leftover)
+		}
+		carol.want(t, plugin.ExitOK, fmt.Sprintf("%s: revision %s, attempt 1 goes on to step 2 of 2 (50%%): step 1 skipped", who, firstRevision), "promote", name)
 	})
 
 	t.Run("usage", func(t *testing.T) {

@@ -17,8 +17,9 @@ const (
 	// ExitUsage: the command line was wrong.
 	ExitUsage = 2
 	// ExitRefused: there was nothing to act on (no canary, a phase that does not allow it, a
-	// request already made, a status the hook has not brought up to the latest spec): nothing
-	// was changed.
+	// request already made, a status the hook has not brought up to the latest spec), or the
+	// WebApp changed since it was read so that the command would act otherwise: nothing was
+	// changed.
 	ExitRefused = 3
 	// ExitForbidden: the API server refused the user (RBAC, or the admission policy).
 	ExitForbidden = 4
@@ -58,7 +59,7 @@ func (e *apiError) Error() string {
 	case apierrors.IsNotFound(e.err) && e.name != "":
 		return fmt.Sprintf("%s %s not found %s", singular(e.resource), e.name, where)
 	case apierrors.IsConflict(e.err):
-		return fmt.Sprintf("%s %s changed while this command read it; run it again to act on what it is now: %v", singular(e.resource), e.name, e.err)
+		return fmt.Sprintf("%s %s %s changed while this command read it; run it again to act on what it is now: %v", singular(e.resource), e.name, where, e.err)
 	}
 	if e.name != "" {
 		return fmt.Sprintf("%s %s %s %s: %v", e.verb, singular(e.resource), e.name, where, e.err)
@@ -78,6 +79,12 @@ func singular(resource string) string {
 func forbidden(err error) bool {
 	var a *apiError
 	return errors.As(err, &a) && apierrors.IsForbidden(a.err)
+}
+
+// conflict reports whether err is the API server's 409: the object changed since it was read.
+func conflict(err error) bool {
+	var a *apiError
+	return errors.As(err, &a) && apierrors.IsConflict(a.err)
 }
 
 // ExitCode is the exit code for what a command returned: the one place errors become codes.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	gosync "sync"
 	"testing"
 	"time"
@@ -126,6 +127,36 @@ func (h *harness) refuse(verb, resource string, err error) {
 	react := func(clienttesting.Action) (bool, runtime.Object, error) { return true, nil, err }
 	h.dyn.PrependReactor(verb, resource, react)
 	h.kube.PrependReactor(verb, resource, react)
+}
+
+// conflictOnce makes the first patch of a WebApp fail with the API server's 409, as when the
+// WebApp changed after the command read it: edit changes the stored WebApp, whose
+// resourceVersion goes up by one, before the 409 is answered. Later patches go through.
+func (h *harness) conflictOnce(t *testing.T, edit func(*webappv1.WebApp)) {
+	t.Helper()
+	fired := false
+	h.dyn.PrependReactor("patch", "webapps", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if fired {
+			return false, nil, nil
+		}
+		fired = true
+		p := a.(clienttesting.PatchAction)
+		obj, err := h.dyn.Tracker().Get(WebApps, p.GetNamespace(), p.GetName())
+		if err != nil {
+			return true, nil, err
+		}
+		wa, err := decodeWebApp(obj.(*unstructured.Unstructured))
+		if err != nil {
+			return true, nil, err
+		}
+		edit(wa)
+		rv, _ := strconv.Atoi(wa.ResourceVersion)
+		wa.ResourceVersion = strconv.Itoa(rv + 1)
+		if err := h.dyn.Tracker().Update(WebApps, unstructuredOf(t, wa), p.GetNamespace()); err != nil {
+			return true, nil, err
+		}
+		return true, nil, apierrors.NewConflict(schema.GroupResource{Group: webappv1.Group, Resource: "webapps"}, p.GetName(), errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+	})
 }
 
 // forbiddenErr is the API server's refusal of bob, for verb on resource in namespace default.

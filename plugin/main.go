@@ -96,11 +96,12 @@ func (r *runner) root() *cobra.Command {
 		Long: `kubectl webapp follows a WebApp (example.com/v1) and steers its canary, with your own
 credentials: RBAC decides what you may do.
 
-Each command that changes something patches the WebApp once, naming the revision it acts on
-(status.canary.revision), and refuses when there is nothing to act on.
+Each command that changes something patches the WebApp once, naming the attempt it acts on
+(status.canary.revision, and status.canary.attempt when not 0), on the condition that the WebApp
+is as it read it (its resourceVersion), and refuses when there is nothing to act on.
 
-Exit codes: 0 done; 1 an error; 2 a wrong command line; 3 refused, nothing to act on (nothing
-was changed); 4 forbidden by the API server.`,
+Exit codes: 0 done; 1 an error; 2 a wrong command line; 3 refused, nothing to act on, or the
+WebApp changed since it was read (nothing was changed); 4 forbidden by the API server.`,
 		Example: `  kubectl webapp get shop -w              # the whole story, refreshed on every change
   kubectl webapp set image shop nginx:1.28 # a release: starts a canary
   kubectl webapp promote shop             # end the current step

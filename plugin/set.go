@@ -44,15 +44,15 @@ It refuses (exit 3) when the spec asks for that image already.`,
 	return set
 }
 
-// imageChange decides set image: the merge patch of spec.image, preconditioned on wa's
-// resourceVersion.
+// imageChange decides set image: the merge patch of spec.image (change preconditions it on wa's
+// resourceVersion).
 func imageChange(wa *webappv1.WebApp, image string) (*action, error) {
 	if wa.Spec.Image == image {
-		return nil, refuse("webapp/%s's spec asks for image %s already: nothing to set", wa.Name, image)
+		return nil, refuseOn(wa, "its spec asks for image %s already: nothing to set", image)
 	}
 	a := &action{
-		patch: map[string]any{"metadata": map[string]any{"resourceVersion": wa.ResourceVersion}, "spec": map[string]any{"image": image}},
-		done:  fmt.Sprintf("webapp/%s: image %s -> %s", wa.Name, wa.Spec.Image, image),
+		patch: map[string]any{"spec": map[string]any{"image": image}},
+		done:  fmt.Sprintf("%s: image %s -> %s", who(wa), wa.Spec.Image, image),
 	}
 	if ro := wa.Spec.Rollout; ro != nil && ro.Canary != nil {
 		a.done += fmt.Sprintf("; a canary of the new template starts (kubectl webapp get %s -w follows it)", wa.Name)

@@ -45,22 +45,22 @@ of another). It reads the stable Deployment, and so needs get on deployments.`,
 }
 
 // rollback decides undo for wa, whose stable Deployment is stable (nil when there is none): the
-// merge patch of the spec's fields it changes, preconditioned on wa's resourceVersion.
+// merge patch of the spec's fields it changes (change preconditions it on wa's resourceVersion).
 func rollback(wa *webappv1.WebApp, stable *appsv1.Deployment) (*action, error) {
 	if stable == nil {
-		return nil, refuse("webapp/%s has no stable Deployment yet: nothing to roll back to", wa.Name)
+		return nil, refuseOn(wa, "no stable Deployment yet: nothing to roll back to")
 	}
 	plan, err := revision.Plan(wa, stable)
 	var mismatch *revision.MismatchError
 	switch {
 	case errors.Is(err, revision.ErrNoTemplate):
-		return nil, refuse("webapp/%s: %v", wa.Name, err)
+		return nil, refuseOn(wa, "%v", err)
 	case errors.As(err, &mismatch):
-		return nil, refuse("webapp/%s: %v", wa.Name, err)
+		return nil, refuseOn(wa, "%v", err)
 	case err != nil:
-		return nil, fmt.Errorf("webapp/%s: %w", wa.Name, err)
+		return nil, fmt.Errorf("%s: %w", who(wa), err)
 	case len(plan.Changed) == 0:
-		return nil, refuse("nothing to undo: webapp/%s's spec already asks for revision %s, the template its stable Deployment runs", wa.Name, plan.To)
+		return nil, refuseOn(wa, "nothing to undo: its spec already asks for revision %s, the template its stable Deployment runs", plan.To)
 	}
 	fields := specFields(&plan.Spec)
 	spec := map[string]any{}
@@ -74,8 +74,8 @@ func rollback(wa *webappv1.WebApp, stable *appsv1.Deployment) (*action, error) {
 		}
 	}
 	return &action{
-		patch: map[string]any{"metadata": map[string]any{"resourceVersion": wa.ResourceVersion}, "spec": spec},
-		done:  fmt.Sprintf("webapp/%s: rolling back from revision %s to %s, the stable Deployment's (%s)", wa.Name, plan.From, plan.To, strings.Join(what, "; ")),
+		patch: map[string]any{"spec": spec},
+		done:  fmt.Sprintf("%s: rolling back from revision %s to %s, the stable Deployment's (%s)", who(wa), plan.From, plan.To, strings.Join(what, "; ")),
 	}, nil
 }
 
