@@ -29,7 +29,7 @@ type commandCase struct {
 	// conflict, when set, makes the first patch fail with a 409, the WebApp changed by it
 	// meanwhile (harness.conflictOnce).
 	conflict func(*webappv1.WebApp)
-	args   []string
+	args     []string
 	// wantCode is the exit code; wantStdout what is printed, whole; wantStderr a part of the
 	// error's message; wantPatch the bodies of the patches sent, whole (none for a refusal).
 	wantCode   int
