@@ -23,7 +23,7 @@ CHART_PUSH_FLAGS ?=
 PLUGIN_VERSION ?= $(shell git describe --tags --exact-match --match 'v*' 2>/dev/null || echo v0.0.0-dev.g$$(git rev-parse --short=12 HEAD))
 PLUGIN_URL ?= https://github.com/example/webapp-operator/releases/download/$(PLUGIN_VERSION)
 
-.PHONY: plugin plugin-e2e helm chart chart-push chart-test scale rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries node-binaries gateway-binaries gateway-test gateway-e2e analysis-e2e promotions fuzz bench bench-smoke load generate image image-push image-test docker-image deploy
+.PHONY: plugin plugin-e2e helm chart chart-push chart-test policy-test scale rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries node-binaries gateway-binaries gateway-test gateway-e2e analysis-e2e promotions fuzz bench bench-smoke load generate image image-push image-test docker-image deploy
 
 ## run: serve the hooks on :8080
 run:
@@ -131,6 +131,11 @@ chart-push: chart
 ## chart-test: make chart-push to a registry on loopback, then pull the chart back (hack/chart)
 chart-test: helm
 	cd hack/chart && go vet ./... && go test -count=1 -v -timeout 10m ./...
+
+## policy-test: the admission policy of metacontroller/base/policy.yaml compiled and run offline by
+## the apiserver's own code (hack/policy)
+policy-test:
+	cd hack/policy && go vet ./... && go test -count=1 -timeout 10m ./...
 
 ## scale: the scale benchmark under the real Metacontroller, as shipped and without customize
 ## (N WebApps, default 300; BACKGROUND=1 adds 2,000 other pods and 200 Secrets of 100 KB)

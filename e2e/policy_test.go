@@ -451,6 +451,67 @@ func TestPolicy(t *testing.T) {
 	})
 }
 
+// TestPolicyCanaryAnnotations checks the policy's canary annotations against the real apiserver,
+// with RBAC: alice, with webapp-edit alone, may promote, abort and retry the canary of a WebApp
+// whose spec she could not have written (it references a Secret she may not read), since an update
+// of the canary annotations alone asks for no right beyond RBAC's update; with a spec change in the
+// same update the spec is checked as ever; and a value of a form the hook does not read is
+// refused, 422 with the annotation named, on update and on create. hack/policy runs the same
+// cases offline (make policy-test).
+func TestPolicyCanaryAnnotations(t *testing.T) {
+	requireCluster(t)
+	installPolicy(t)
+	ns := client.namespace(t, "policy-canary")
+	bind(t, ns, "alice", "ClusterRole", "webapp-edit")
+	may(t, "alice", "patch", "example.com", "webapps", ns)
+	alice := as("alice")
+	spec := obj{"image": "nginx", "imagePullSecrets": []any{obj{"name": "registry"}}}
+	if _, err := client.create(webApp(ns, "theirs", spec)); err != nil {
+		t.Fatal(err)
+	}
+	annotate := func(k *kube, a obj) error {
+		return mergePatch(k, ns, "theirs", "", obj{"metadata": obj{"annotations": a}})
+	}
+	for _, a := range []obj{
+		{webappv1.AnnotationPromote: "c138f6851b"},
+		{webappv1.AnnotationPromoteStep: "c138f6851b@1/2", webappv1.AnnotationAbort: "c138f6851b@1"},
+		{webappv1.AnnotationRetry: "c138f6851b/2"},
+		{webappv1.AnnotationPromote: nil, webappv1.AnnotationAbort: nil, webappv1.AnnotationPromoteStep: nil, webappv1.AnnotationRetry: nil},
+	} {
+		if err := annotate(alice, a); err != nil {
+			t.Errorf("annotations %v, as alice: %v; want them let in", a, err)
+		}
+	}
+	wantRefused(t, mergePatch(alice, ns, "theirs", "", obj{"metadata": obj{"annotations": obj{webappv1.AnnotationPromote: "c138f6851b"}}, "spec": obj{"image": "nginx:1.29"}}),
+		`spec.imagePullSecrets[0].name: user "alice" may not get secret "registry" in namespace "`+ns+`"; a WebApp may reference only Secrets its author can read`)
+
+	invalid := func(err error, key, value, form string) {
+		t.Helper()
+		want := refusal(fmt.Sprintf(`metadata.annotations[%s]: Invalid value: "%s": must be %s`, key, value, form))
+		e, ok := err.(*apiError)
+		if !ok || e.Code != http.StatusUnprocessableEntity || !strings.Contains(e.Message, want) {
+			t.Errorf("got %v;\nwant 422 holding %q", err, want)
+		}
+	}
+	for _, c := range []struct{ key, value, form string }{
+		{webappv1.AnnotationPromote, "c138f6851b/1", "<revision>[@<attempt>]"},
+		{webappv1.AnnotationAbort, "", "<revision>[@<attempt>]"},
+		{webappv1.AnnotationPromoteStep, "c138f6851b", "<revision>[@<attempt>]/<step>"},
+		{webappv1.AnnotationRetry, "c138f6851b/0", "<revision>[@<attempt>] or <revision>/<n>"},
+	} {
+		invalid(annotate(alice, obj{c.key: c.value}), c.key, c.value, c.form)
+	}
+	created := webApp(ns, "annotated", obj{"image": "nginx"})
+	created["metadata"].(obj)["annotations"] = obj{webappv1.AnnotationPromote: "latest"}
+	if _, err := alice.create(created); err != nil {
+		t.Errorf("a create with a promote: %v", err)
+	}
+	created = webApp(ns, "malformed", obj{"image": "nginx"})
+	created["metadata"].(obj)["annotations"] = obj{webappv1.AnnotationPromote: "Latest!"}
+	_, err := alice.create(created)
+	invalid(err, webappv1.AnnotationPromote, "Latest!", "<revision>[@<attempt>]")
+}
+
 // TestPolicyGrants checks the grants by name the policy accepts instead of the namespace's rights:
 // use on a Secret or a ServiceAccount, get on a Secret by name; and create on Ingresses for
 // annotations. Each is checked alone, in a namespace of its own.
