@@ -164,7 +164,11 @@ func (v *view) canary(w io.Writer) {
 	if len(steps) > 0 {
 		cur = min(cur, len(steps)-1)
 	}
-	head := fmt.Sprintf("Canary %s: %s", cs.Revision, v.o.paint(string(cs.Phase), canaryTone(cs.Phase)))
+	name := cs.Revision
+	if cs.Attempt > 0 {
+		name += fmt.Sprintf(" (attempt %d)", cs.Attempt)
+	}
+	head := fmt.Sprintf("Canary %s: %s", name, v.o.paint(string(cs.Phase), canaryTone(cs.Phase)))
 	if len(steps) > 0 {
 		head += fmt.Sprintf(" at step %d of %d", cur+1, len(steps))
 	}
@@ -213,6 +217,9 @@ func (v *view) canary(w io.Writer) {
 	}
 	if cs.Retries > 0 {
 		v.o.field(w, "Retries", fmt.Sprintf("%d (webapp.example.com/retry)", cs.Retries), plain)
+	}
+	for _, ignored := range cs.IgnoredAnnotations {
+		v.o.field(w, "Ignored", ignored, plain)
 	}
 	if cs.Message != "" && !strings.Contains(v.WebApp.Status.Message, cs.Message) {
 		v.o.field(w, "Message", cs.Message, plain)

@@ -183,6 +183,37 @@ func TestPauseLeft(t *testing.T) {
 	}
 }
 
+// TestAttemptAndIgnored: a canary of an attempt other than 0 says which, and each annotation the
+// hook ignores has a line of its own, why included, within the width.
+func TestAttemptAndIgnored(t *testing.T) {
+	rec := recordings(t)["paused"]
+	cs := rec.Story.WebApp.Status.Canary
+	cs.Attempt = 1
+	cs.IgnoredAnnotations = []string{
+		"webapp.example.com/promote=" + cs.Revision + ": names attempt 0 of revision " + cs.Revision + ", which is over: the canary is attempt 1 (" + cs.Revision + "@1)",
+		"webapp.example.com/promote-step=" + cs.Revision + ": must be <revision>[@<attempt>]/<step>",
+	}
+	var b bytes.Buffer
+	if err := Render(&b, &rec.Story, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	for _, want := range []string{
+		"Canary " + cs.Revision + " (attempt 1): Paused at step ",
+		"  Ignored   webapp.example.com/promote=" + cs.Revision + ": names attempt 0 of revision\n",
+		"  Ignored   webapp.example.com/promote-step=" + cs.Revision + ": must be\n            <revision>[@<attempt>]/<step>\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("screen:\n%s\nwant it to hold %q", got, want)
+		}
+	}
+	for i, line := range strings.Split(got, "\n") {
+		if n := utf8.RuneCountInString(line); n > DefaultWidth {
+			t.Errorf("line %d is %d columns wide; want at most %d:\n%s", i+1, n, DefaultWidth, line)
+		}
+	}
+}
+
 func TestWrap(t *testing.T) {
 	for _, tc := range []struct {
 		text  string
