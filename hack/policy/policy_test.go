@@ -24,9 +24,9 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/cel"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
-	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"k8s.io/apiserver/pkg/cel/environment"
 	"sigs.k8s.io/yaml"
 )
@@ -235,19 +235,19 @@ func TestCanaryAnnotations(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, os := spec, spec
+			written, was := spec, spec
 			if tt.spec != nil {
-				s = tt.spec
+				written = tt.spec
 			}
 			if tt.oldSpec != nil {
-				os = tt.oldSpec
+				was = tt.oldSpec
 			}
 			var old *unstructured.Unstructured
 			if tt.old != nil {
-				old = object(os, tt.old)
+				old = object(was, tt.old)
 			}
 			a := &authz{}
-			got := admit(t, v, a, old, object(s, tt.new))
+			got := admit(t, v, a, old, object(written, tt.new))
 			if !strings.HasPrefix(got, tt.want) || (got == "") != (tt.want == "") {
 				t.Errorf("refusal %q; want it to start %q", got, tt.want)
 			}
