@@ -798,6 +798,15 @@ func transitionCases() []transitionCase {
 				ignored: []string{"webapp.example.com/abort=new: names attempt 0 of revision new, which is over: the canary is attempt 1 (new@1)"}},
 		},
 		{
+			name: "a status older than the abort of a later attempt: aborted, at the Deployment's attempt, by the annotation that names it",
+			in: input(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, nil)
+				in.Canary, in.Route = &canary.Deployment{Revision: "new", Aborted: "new", Attempt: 1, Retries: 1, ScaledDown: true}, &canary.Route{Accepted: true}
+				in.Abort = "new@1"
+			}),
+			want: want{row: "aborted before: the canary Deployment says so, whatever an older status says", phase: webappv1.CanaryAborted, form: canary.Zero, attempt: 1, retries: 1, message: "was aborted by the webapp.example.com/abort annotation"},
+		},
+		{
 			name: "the same template again, its aborted canary Deployment not yet gone: the new attempt is numbered past the abort it records",
 			in: input(func(in *canary.Input) {
 				in.Last, in.Canary = running(webappv1.CanaryRolledBack, 1, nil), &canary.Deployment{Revision: "new", Aborted: "new", ScaledDown: true}

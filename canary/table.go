@@ -178,7 +178,8 @@ func (s *state) deploymentRetries() int32 {
 // recordLater reports whether the canary Deployment records this revision at a later attempt
 // than the status (or the same attempt after more retries, as the hook's earlier versions
 // counted them): the status is older than the Deployment. recordEarlier reports the reverse: what
-// the Deployment records is of an earlier attempt.
+// the Deployment records is of an earlier attempt; its callers have checked that the record is
+// of this revision.
 func (s *state) recordLater() bool {
 	c := s.in.Canary
 	if c == nil || !(s.names(c.Revision) || s.names(c.Aborted) || s.names(c.Promoting)) {
