@@ -247,6 +247,13 @@ func TestRetry(t *testing.T) {
 		}, args: []string{"retry", "shop"},
 			wantStdout: "webapp/shop in namespace default: retrying revision c138f6851b, attempt 1 from step 1 (retry 2); removed what the aborted attempt left: webapp.example.com/abort=c138f6851b@1\n",
 			wantPatch:  []string{`{"metadata":{"annotations":{"webapp.example.com/abort":null,"webapp.example.com/retry":"c138f6851b@1"},"resourceVersion":"2053"}}`}},
+		{name: "after a retry a hand wrote, webapp.example.com/retry=c138f6851b/1000000: the next names attempt 1, and reads back", story: "aborted", edit: func(wa *webappv1.WebApp) {
+			attempt(1)(wa)
+			wa.Status.Canary.Retries = 1000000
+			annotated(webappv1.AnnotationRetry, "c138f6851b/1000000")(wa)
+		}, args: []string{"retry", "shop"},
+			wantStdout: "webapp/shop in namespace default: retrying revision c138f6851b, attempt 1 from step 1 (retry 1000001)\n",
+			wantPatch:  []string{`{"metadata":{"annotations":{"webapp.example.com/retry":"c138f6851b@1"},"resourceVersion":"2053"}}`}},
 		{name: "aborted by failed checks: nothing to remove", story: "aborted", edit: func(wa *webappv1.WebApp) { wa.Annotations = nil }, args: []string{"retry", "shop"},
 			wantStdout: "webapp/shop in namespace default: retrying revision c138f6851b from step 1 (retry 1)\n",
 			wantPatch:  []string{`{"metadata":{"annotations":{"webapp.example.com/retry":"c138f6851b"},"resourceVersion":"2053"}}`}},
@@ -263,6 +270,9 @@ func TestRetry(t *testing.T) {
 			wantCode: ExitRefused, wantStderr: "the hook has not answered for the latest spec yet"},
 		{name: "refused: as many attempts as a value can name", story: "aborted", edit: attempt(webappv1.MaxAnnotationNumber), args: []string{"retry", "shop"},
 			wantCode: ExitRefused, wantStderr: "refused: webapp/shop in namespace default: revision c138f6851b, attempt 9999999 has had 9999999 attempts, the most there may be: a new pod template starts a new canary\n"},
+		{name: "refused: a retry count the value could not hold (one a hand wrote, webapp.example.com/retry=c138f6851b/9999999)", story: "aborted",
+			edit: func(wa *webappv1.WebApp) { wa.Status.Canary.Retries = webappv1.MaxAnnotationNumber }, args: []string{"retry", "shop"},
+			wantCode: ExitRefused, wantStderr: "refused: webapp/shop in namespace default: webapp.example.com/retry=c138f6851b/10000000 would not be read: must be <revision>[@<attempt>] or <revision>/<n>\n"},
 		{name: "refused: a new template started after it was read", story: "aborted",
 			conflict: func(wa *webappv1.WebApp) {
 				wa.Generation, wa.Status.ObservedGeneration = 3, 3
