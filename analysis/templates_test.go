@@ -86,6 +86,35 @@ func TestParseTemplates(t *testing.T) {
 	}
 }
 
+// TestTemplatesErrorStatus checks what a WebApp's status shows of a templates file that does not
+// parse: where it is wrong and why, in the parser's words at most, and nothing of a query.
+func TestTemplatesErrorStatus(t *testing.T) {
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"YAML", "templates:\n- name: a\n  query: sum(secret_metric)\n   oops: x\n", "does not parse: line 4: mapping values are not allowed in this context"},
+		{"a key twice", "templates:\n- name: a\n  query: sum(secret_metric)\n  query: x\n", `does not parse: line 4: key "query" already set in map`},
+		{"not YAML at all", "\tsecret_metric", "does not parse: found character that cannot start any token"},
+		{"an unknown field", "templates:\n- name: a\n  query: up\n  secret_metric: x\n", "does not parse: it is not a list of templates, each a name and a query"},
+		{"a bad name", "templates: [{name: Secret_metric, query: up}]", "does not parse: templates[0]: its name is not a DNS label"},
+		{"twice", "templates: [{name: a, query: up}, {name: a, query: secret_metric}]", "does not parse: templates[1] (a): its name is defined twice"},
+		{"too long", "templates:\n- name: a\n  query: " + strings.Repeat("x", MaxTemplateBytes+1) + "\n", "does not parse: templates[0] (a): the query must be 1 to 16384 bytes"},
+		{"a bad template", "templates:\n- name: a\n  query: \"secret_metric\\n{{.Name\"\n", "does not parse: templates[0] (a): line 2 of its query does not parse as a Go template: unclosed action"},
+		{"an unknown variable", "templates:\n- name: a\n  query: 'secret_metric{x=\"{{.URL}}\"}'\n", "does not parse: templates[0] (a): line 1 of its query does not render: can't evaluate field URL in type analysis.TemplateData"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseTemplates([]byte(tc.yaml))
+			if err == nil {
+				t.Fatal("parsed")
+			}
+			if got := statusOf(err); got != tc.want {
+				t.Errorf("status %q; want %q", got, tc.want)
+			}
+			if strings.Contains(statusOf(err), "secret_metric") || strings.Contains(strings.ToLower(statusOf(err)), "secret") {
+				t.Errorf("the status shows the file's content: %q", statusOf(err))
+			}
+		})
+	}
+}
+
 // TestDocsTemplates checks that the templates file of docs/configuration.md parses, and that its
 // example renders for a WebApp.
 func TestDocsTemplates(t *testing.T) {
