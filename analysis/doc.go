@@ -20,5 +20,9 @@
 // however often Metacontroller calls (the measurement cache, with calls in flight shared); a
 // Prometheus that is slow, down or wrong makes a measurement whose Error says so in a sentence
 // that names no URL, token or query, and the check inconclusive, never failed. The details go to
-// the log.
+// the log. The edge is bounded too: no redirect is followed (the token goes to the configured URL
+// only), an answer over MaxAnswerBytes is refused, a value that is not a finite number is no
+// data, and each caller gets a measurement of its own. A token, CA or templates file that cannot
+// be used never stops the hook: the checks that need it say so until a Reload takes up a good
+// one (New).
 package analysis

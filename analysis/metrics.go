@@ -16,7 +16,7 @@ func newMetrics() *metrics {
 	m := &metrics{
 		queries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "webapp_hook_analysis_queries_total",
-			Help: "Queries of canary analyses to Prometheus, one per check, by outcome: ok, timeout, busy (no slot within the timeout), http_error, refused (Prometheus's own error), unreachable, bad_result.",
+			Help: "Queries of canary analyses to Prometheus, one per check, by outcome: ok, timeout, busy (no slot within the timeout), http_error, refused (Prometheus's own error), unreachable, bad_result, too_large (an answer over 1 MiB).",
 		}, []string{"outcome"}),
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "webapp_hook_analysis_query_duration_seconds",

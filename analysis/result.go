@@ -30,10 +30,11 @@ const (
 	outcomeRefused     = "refused"
 	outcomeUnreachable = "unreachable"
 	outcomeBadResult   = "bad_result"
+	outcomeTooLarge    = "too_large"
 )
 
 // outcomes are every outcome, so that each has a series from the start.
-var outcomes = []string{outcomeOK, outcomeTimeout, outcomeBusy, outcomeHTTPError, outcomeRefused, outcomeUnreachable, outcomeBadResult}
+var outcomes = []string{outcomeOK, outcomeTimeout, outcomeBusy, outcomeHTTPError, outcomeRefused, outcomeUnreachable, outcomeBadResult, outcomeTooLarge}
 
 // describe is the sentence the status shows for a query's error, and its outcome. The sentence
 // names no URL, token or query: it says what went wrong in Prometheus's words at most (its error
@@ -49,6 +50,10 @@ func describe(err error, ctx context.Context, code int, timeout time.Duration) (
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
 		return fmt.Sprintf("Prometheus did not answer within %s", timeout), outcomeTimeout
+	case errors.Is(err, errRedirect):
+		return fmt.Sprintf("Prometheus answered HTTP %d (the hook follows no redirect)", code), outcomeHTTPError
+	case errors.Is(err, errTooLarge):
+		return fmt.Sprintf("Prometheus's answer was over %d MiB", MaxAnswerBytes>>20), outcomeTooLarge
 	case errors.As(err, &perr):
 		switch perr.Type {
 		case promv1.ErrServer, promv1.ErrClient:

@@ -426,8 +426,9 @@ func TestTokenFile(t *testing.T) {
 }
 
 // TestAnalysisFlags starts the real server with a Prometheus and a templates file: the analysis's
-// metrics are served with the hook's, a templates file rewritten is taken up without a restart,
-// and a templates file that does not parse stops the server from starting, naming it.
+// metrics are served with the hook's, and a templates file rewritten is taken up without a
+// restart. A templates file that does not parse never stops the hook from starting: it is logged
+// by name and counted, every WebApp is synced, and a good file is taken up when it comes.
 func TestAnalysisFlags(t *testing.T) {
 	dir := t.TempDir()
 	templates := filepath.Join(dir, "templates.yaml")
@@ -470,13 +471,51 @@ func TestAnalysisFlags(t *testing.T) {
 	if err := os.WriteFile(templates, []byte("templates: [{name: Bad, query: up}]"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	bad := NewMain(io.Discard)
+	var badLogs bytes.Buffer
+	var badMu sync.Mutex
+	bad := NewMain(writerFunc(func(b []byte) (int, error) { badMu.Lock(); defer badMu.Unlock(); return badLogs.Write(b) }))
 	if err := bad.ParseFlags(args, func(string) string { return "" }); err != nil {
 		t.Fatal(err)
 	}
-	if err := bad.Open(); err == nil || !strings.Contains(err.Error(), templates) {
-		bad.Close()
-		t.Errorf("Open with a bad templates file: %v; want an error naming it", err)
+	bad.Config.ReloadInterval = 20 * time.Millisecond
+	if err := bad.Open(); err != nil {
+		t.Fatalf("Open with a bad templates file: %v; want the hook to start and serve", err)
+	}
+	defer bad.Close()
+	badMu.Lock()
+	if l := badLogs.String(); !strings.Contains(l, `"level":"ERROR"`) || !strings.Contains(l, templates) || !strings.Contains(l, "RFC 1123 label") {
+		t.Errorf("the bad templates file is not logged at error, by name and why:\n%s", l)
+	}
+	badMu.Unlock()
+	if v := metricValue(t, bad, "webapp_hook_analysis_reload_errors_total"); v < 1 {
+		t.Errorf("reload errors = %v; want the bad file counted", v)
+	}
+	body, err := os.ReadFile("../../examples/create.request.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := oneShot.Post("http://"+bad.Addr().String()+"/sync", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(answer), `"phase":"Pending"`) {
+		t.Errorf("sync with a bad templates file: %d %.300s; want the WebApp synced", resp.StatusCode, answer)
+	}
+	if err := os.WriteFile(templates, []byte("templates:\n- name: budget\n  query: up\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		badMu.Lock()
+		done := strings.Contains(badLogs.String(), `"msg":"analysis files reloaded","templates":["budget"]`)
+		badMu.Unlock()
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the mended templates file was not taken up within 3s:\n%s", badLogs.String())
+		}
 	}
 }
 
