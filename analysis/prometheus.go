@@ -22,9 +22,11 @@ import (
 	"github.com/example/webapp-operator/canary"
 )
 
-// Parent names the WebApp whose canary is measured.
+// Parent names the WebApp whose canary is measured, and the HTTPRoute that carries its requests.
 type Parent struct {
 	Namespace, Name string
+	// Route is what the Gateway's selector reads of the WebApp's HTTPRoute.
+	Route Route
 }
 
 // String is "namespace/name".
@@ -237,9 +239,13 @@ func (p *Prometheus) measure(parent Parent, a *webappv1.CanaryAnalysis, span can
 	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.QueryTimeout)
 	defer cancel()
 	p.mu.RLock()
-	pl := makePlan(p.gateway, p.templates, parent.Namespace, parent.Name, a, span.Duration())
+	pl := makePlan(p.gateway, p.templates, parent, p.cfg.EntryPoints, a, span.Duration())
 	p.mu.RUnlock()
 	log := p.cfg.Logger.With("parent", parent.String(), "check_time", at.UTC().Format(time.RFC3339))
+	if pl.err != nil {
+		m.Error = pl.err.Error()
+		return m, true
+	}
 
 	acquired := false
 	select {

@@ -81,8 +81,12 @@ func newServer(t *testing.T, code int, answer string) *server {
 	return s
 }
 
+// mustNew is New(c), with the tests' entry points when c names none.
 func mustNew(t *testing.T, c Config) *Prometheus {
 	t.Helper()
+	if c.EntryPoints == nil {
+		c.EntryPoints = testEntryPoints
+	}
 	p, err := New(c)
 	if err != nil {
 		t.Fatal(err)
@@ -150,12 +154,12 @@ func TestMeasure(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newServer(t, http.StatusOK, tc.answer)
 			p := mustNew(t, Config{URL: s.URL, TemplatesFile: templates})
-			got := p.Measure(context.Background(), Parent{"shop", "web"}, &tc.a, spanTo(at))
+			got := p.Measure(context.Background(), parent("web"), &tc.a, spanTo(at))
 			want := canary.Measurement{Span: spanTo(at), Window: 30 * time.Second, Canary: tc.canary, Stable: tc.stable}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("got  %s\nwant %s", show(got), show(want))
 			}
-			query, _ := Query(&Traefik, p.templates, "shop", "web", &tc.a, 10*time.Minute)
+			query, _, _ := Query(&Traefik, p.templates, parent("web"), testEntryPoints, &tc.a, 10*time.Minute)
 			if q, tm := s.form["query"], s.form["time"]; len(q) != 1 || q[0] != query || len(tm) != 1 || tm[0] != "1700000010" {
 				t.Errorf("asked for %q at %q; want Query's one query at the check's time, 1700000010", q, tm)
 			}
@@ -217,7 +221,7 @@ func TestMeasureErrors(t *testing.T) {
 			var logs bytes.Buffer
 			url := tc.url(t)
 			p := mustNew(t, Config{URL: url + "/prom", TokenFile: tokenFile, Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-			got := p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, spanTo(at))
+			got := p.Measure(context.Background(), parent("web"), &successRate, spanTo(at))
 			if got.Error != tc.want {
 				t.Errorf("Error = %q; want %q", got.Error, tc.want)
 			}
@@ -240,7 +244,7 @@ func TestMeasureSendsToken(t *testing.T) {
 	os.WriteFile(tokenFile, []byte("  first\n"), 0o600)
 	s := newServer(t, 200, vectorJSON())
 	p := mustNew(t, Config{URL: s.URL, TokenFile: tokenFile})
-	p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, spanTo(at))
+	p.Measure(context.Background(), parent("web"), &successRate, spanTo(at))
 	if s.auth != "Bearer first" {
 		t.Errorf("Authorization = %q; want Bearer first", s.auth)
 	}
@@ -248,7 +252,7 @@ func TestMeasureSendsToken(t *testing.T) {
 	if changed, err := p.Reload(); !changed || err != nil {
 		t.Fatalf("Reload = %t, %v; want a change", changed, err)
 	}
-	p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, spanTo(at.Add(30*time.Second)))
+	p.Measure(context.Background(), parent("web"), &successRate, spanTo(at.Add(30*time.Second)))
 	if s.auth != "Bearer second" {
 		t.Errorf("after a reload, Authorization = %q; want Bearer second", s.auth)
 	}
@@ -259,7 +263,7 @@ func TestMeasureSendsToken(t *testing.T) {
 	if _, err := p.Reload(); err == nil || p.ReloadErrors() != 1 {
 		t.Errorf("Reload of a missing file = %v, %d errors; want an error counted", err, p.ReloadErrors())
 	}
-	p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, spanTo(at.Add(60*time.Second)))
+	p.Measure(context.Background(), parent("web"), &successRate, spanTo(at.Add(60*time.Second)))
 	if s.auth != "Bearer second" {
 		t.Errorf("after a failed reload, Authorization = %q; want the token in force, Bearer second", s.auth)
 	}
@@ -275,7 +279,7 @@ func TestReloadTemplatesAndCA(t *testing.T) {
 	pemEncode(&pemBuf, s.Certificate().Raw)
 	os.WriteFile(ca, pemBuf.Bytes(), 0o600)
 	p := mustNew(t, Config{URL: s.URL, CAFile: ca, TemplatesFile: templates})
-	if got := p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, spanTo(at)); got.Error != "" {
+	if got := p.Measure(context.Background(), parent("web"), &successRate, spanTo(at)); got.Error != "" {
 		t.Fatalf("over TLS with the server's CA: %q", got.Error)
 	}
 	if got := p.Templates(); !reflect.DeepEqual(got, []string{"a"}) {
@@ -296,7 +300,7 @@ func TestReloadTemplatesAndCA(t *testing.T) {
 	}
 
 	untrusted := mustNew(t, Config{URL: s.URL})
-	if got := untrusted.Measure(context.Background(), Parent{"shop", "web"}, &successRate, spanTo(at)); got.Error != "cannot reach Prometheus (its TLS certificate is not trusted)" {
+	if got := untrusted.Measure(context.Background(), parent("web"), &successRate, spanTo(at)); got.Error != "cannot reach Prometheus (its TLS certificate is not trusted)" {
 		t.Errorf("without the CA: %q", got.Error)
 	}
 }
@@ -315,7 +319,7 @@ func TestMeasureTimeout(t *testing.T) {
 	defer close(release)
 	p := mustNew(t, Config{URL: s.URL, QueryTimeout: 100 * time.Millisecond})
 	start := time.Now()
-	got := p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, spanTo(at))
+	got := p.Measure(context.Background(), parent("web"), &successRate, spanTo(at))
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("Measure took %s; want about the 100ms timeout", took)
 	}
@@ -324,7 +328,7 @@ func TestMeasureTimeout(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
-	got = p.Measure(ctx, Parent{"shop", "other"}, &successRate, spanTo(at))
+	got = p.Measure(ctx, parent("other"), &successRate, spanTo(at))
 	if want := "the hook call ended before Prometheus answered"; got.Error != want {
 		t.Errorf("with the call's context ending first, Error = %q; want %q", got.Error, want)
 	}
@@ -359,7 +363,7 @@ func (b *blockingRoundTripper) RoundTrip(req *http.Request) (*http.Response, err
 func TestMeasureConcurrencyBound(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := &blockingRoundTripper{release: make(chan struct{})}
-		p, err := newPrometheus(Config{URL: "http://prometheus:9090", MaxConcurrentQueries: 2}.withDefaults(), rt)
+		p, err := newPrometheus(Config{URL: "http://prometheus:9090", MaxConcurrentQueries: 2, EntryPoints: testEntryPoints}.withDefaults(), rt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -367,7 +371,7 @@ func TestMeasureConcurrencyBound(t *testing.T) {
 		results := make([]canary.Measurement, 6)
 		for i := range results {
 			wg.Go(func() {
-				results[i] = p.Measure(t.Context(), Parent{"shop", fmt.Sprint("web", i)}, &successRate, spanTo(at))
+				results[i] = p.Measure(t.Context(), parent(fmt.Sprint("web", i)), &successRate, spanTo(at))
 			})
 		}
 		synctest.Wait()
@@ -393,16 +397,16 @@ func TestMeasureConcurrencyBound(t *testing.T) {
 func TestMeasureBusy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := &blockingRoundTripper{release: make(chan struct{})}
-		p, err := newPrometheus(Config{URL: "http://prometheus:9090", MaxConcurrentQueries: 1}.withDefaults(), rt)
+		p, err := newPrometheus(Config{URL: "http://prometheus:9090", MaxConcurrentQueries: 1, EntryPoints: testEntryPoints}.withDefaults(), rt)
 		if err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()
 		var wg stdsync.WaitGroup
 		var first, second canary.Measurement
-		wg.Go(func() { first = p.Measure(t.Context(), Parent{"shop", "a"}, &successRate, spanTo(at)) })
+		wg.Go(func() { first = p.Measure(t.Context(), parent("a"), &successRate, spanTo(at)) })
 		synctest.Wait()
-		wg.Go(func() { second = p.Measure(t.Context(), Parent{"shop", "b"}, &successRate, spanTo(at)) })
+		wg.Go(func() { second = p.Measure(t.Context(), parent("b"), &successRate, spanTo(at)) })
 		wg.Wait()
 		if took := time.Since(start); took != DefaultQueryTimeout {
 			t.Errorf("took %s; want the timeout, %s", took, DefaultQueryTimeout)
@@ -424,7 +428,7 @@ func TestMeasureBusy(t *testing.T) {
 func TestMeasureOncePerCheck(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := &blockingRoundTripper{release: make(chan struct{})}
-		p, err := newPrometheus(Config{URL: "http://prometheus:9090"}.withDefaults(), rt)
+		p, err := newPrometheus(Config{URL: "http://prometheus:9090", EntryPoints: testEntryPoints}.withDefaults(), rt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -432,29 +436,29 @@ func TestMeasureOncePerCheck(t *testing.T) {
 		p.now = func() time.Time { return now }
 		var wg stdsync.WaitGroup
 		for range 20 {
-			wg.Go(func() { p.Measure(t.Context(), Parent{"shop", "web"}, &successRate, spanTo(at)) })
+			wg.Go(func() { p.Measure(t.Context(), parent("web"), &successRate, spanTo(at)) })
 		}
 		synctest.Wait()
 		close(rt.release)
 		wg.Wait()
 		for range 5 {
-			if m := p.Measure(t.Context(), Parent{"shop", "web"}, &successRate, spanTo(at)); m.Canary.Requests == nil {
+			if m := p.Measure(t.Context(), parent("web"), &successRate, spanTo(at)); m.Canary.Requests == nil {
 				t.Errorf("from memory: %s", show(m))
 			}
 		}
 		if n := rt.calls.Load(); n != 1 {
 			t.Errorf("%d queries for 25 calls of one check; want 1", n)
 		}
-		p.Measure(t.Context(), Parent{"shop", "web"}, &successRate, spanTo(at.Add(30*time.Second)))
+		p.Measure(t.Context(), parent("web"), &successRate, spanTo(at.Add(30*time.Second)))
 		other := successRate
 		other.WindowSeconds = ptr[int32](60)
-		p.Measure(t.Context(), Parent{"shop", "web"}, &other, spanTo(at))
-		p.Measure(t.Context(), Parent{"shop", "web2"}, &successRate, spanTo(at))
+		p.Measure(t.Context(), parent("web"), &other, spanTo(at))
+		p.Measure(t.Context(), parent("web2"), &successRate, spanTo(at))
 		if n := rt.calls.Load(); n != 4 {
 			t.Errorf("%d queries; want 4: a new check time, a new analysis and another WebApp are each queried", n)
 		}
 		now = at.Add(60 * time.Second)
-		p.Measure(t.Context(), Parent{"shop", "web"}, &successRate, spanTo(at))
+		p.Measure(t.Context(), parent("web"), &successRate, spanTo(at))
 		if n := rt.calls.Load(); n != 5 {
 			t.Errorf("%d queries; want 5: a check two intervals old is queried again", n)
 		}

@@ -429,7 +429,7 @@ func (h *Handler) measure(ctx context.Context, req *sync.Request, now time.Time)
 	if !due || h.opts.Analysis == nil {
 		return due
 	}
-	m := h.opts.Analysis.Measure(ctx, analysis.Parent{Namespace: p.Namespace, Name: p.Name}, plan.Analysis, span)
+	m := h.opts.Analysis.Measure(ctx, analysis.Parent{Namespace: p.Namespace, Name: p.Name, Route: analysisRoute(req)}, plan.Analysis, span)
 	req.Measurement = &m
 	return true
 }
