@@ -23,9 +23,11 @@ import (
 	"github.com/example/webapp-operator/canary"
 )
 
-// Parent names the WebApp whose canary is measured.
+// Parent names the WebApp whose canary is measured, and the HTTPRoute that carries its requests.
 type Parent struct {
 	Namespace, Name string
+	// Route is what the Gateway's selector reads of the WebApp's HTTPRoute.
+	Route Route
 }
 
 // String is "namespace/name".
@@ -362,6 +364,10 @@ func (p *Prometheus) Lookup(parent Parent, a *webappv1.CanaryAnalysis, span cana
 		p.metrics.lookups.WithLabelValues("hit").Inc()
 		return m, true
 	}
+	if m, ok := p.unaskable(parent, a, span); ok { // nothing to wait for: said at once
+		p.cache.put(key, m, span.To.Add(2*a.Interval()), p.now())
+		return m, true
+	}
 	p.metrics.lookups.WithLabelValues("measuring").Inc()
 	p.flights.DoChan(key, func() (any, error) { // its channel is buffered: nobody need read it
 		m, keep := p.measure(parent, a, span)
@@ -373,6 +379,26 @@ func (p *Prometheus) Lookup(parent Parent, a *webappv1.CanaryAnalysis, span cana
 	return canary.Measurement{}, false
 }
 
+// unaskable is the measurement of a check that no query can measure, and true: the files it
+// needs are unusable, or its plan says why its series cannot be told apart (Query). It asks
+// nothing of Prometheus, so that Lookup can answer at once.
+func (p *Prometheus) unaskable(parent Parent, a *webappv1.CanaryAnalysis, span canary.Span) (canary.Measurement, bool) {
+	p.mu.RLock()
+	pl := makePlan(p.gateway, p.templates, parent, p.cfg.EntryPoints, a, span.Duration())
+	unusable := p.unusable
+	p.mu.RUnlock()
+	m := canary.Measurement{Span: span, Window: a.Window()}
+	switch {
+	case unusable != "":
+		m.Error = unusable
+	case pl.err != nil:
+		m.Error = pl.err.Error()
+	default:
+		return canary.Measurement{}, false
+	}
+	return m, true
+}
+
 // measure queries Prometheus for the check, bounded by the query timeout from now, and reports
 // whether the measurement may be kept for other calls.
 func (p *Prometheus) measure(parent Parent, a *webappv1.CanaryAnalysis, span canary.Span) (canary.Measurement, bool) {
@@ -381,7 +407,7 @@ func (p *Prometheus) measure(parent Parent, a *webappv1.CanaryAnalysis, span can
 	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.QueryTimeout)
 	defer cancel()
 	p.mu.RLock()
-	pl := makePlan(p.gateway, p.templates, parent.Namespace, parent.Name, a, span.Duration())
+	pl := makePlan(p.gateway, p.templates, parent, p.cfg.EntryPoints, a, span.Duration())
 	unusable := p.unusable
 	p.mu.RUnlock()
 	if unusable != "" { // logged, and counted, by Reload
@@ -389,6 +415,10 @@ func (p *Prometheus) measure(parent Parent, a *webappv1.CanaryAnalysis, span can
 		return m, true
 	}
 	log := p.cfg.Logger.With("parent", parent.String(), "check_time", at.UTC().Format(time.RFC3339))
+	if pl.err != nil {
+		m.Error = pl.err.Error()
+		return m, true
+	}
 
 	acquired := false
 	select {

@@ -82,8 +82,12 @@ func newServer(t *testing.T, code int, answer string) *server {
 	return s
 }
 
+// mustNew is New(c), with the tests' entry points when c names none.
 func mustNew(t *testing.T, c Config) *Prometheus {
 	t.Helper()
+	if c.EntryPoints == nil {
+		c.EntryPoints = testEntryPoints
+	}
 	p, err := New(c)
 	if err != nil {
 		t.Fatal(err)
@@ -151,12 +155,12 @@ func TestMeasure(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newServer(t, http.StatusOK, tc.answer)
 			p := mustNew(t, Config{URL: s.URL, TemplatesFile: templates})
-			got := p.Measure(context.Background(), Parent{"shop", "web"}, &tc.a, spanTo(at))
+			got := p.Measure(context.Background(), parent("web"), &tc.a, spanTo(at))
 			want := canary.Measurement{Span: spanTo(at), Window: 30 * time.Second, Canary: tc.canary, Stable: tc.stable}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("got  %s\nwant %s", show(got), show(want))
 			}
-			query, _ := Query(&Traefik, p.templates, "shop", "web", &tc.a, 10*time.Minute)
+			query, _, _ := Query(&Traefik, p.templates, parent("web"), testEntryPoints, &tc.a, 10*time.Minute)
 			if q, tm := s.form["query"], s.form["time"]; len(q) != 1 || q[0] != query || len(tm) != 1 || tm[0] != "1700000010" {
 				t.Errorf("asked for %q at %q; want Query's one query at the check's time, 1700000010", q, tm)
 			}
@@ -218,7 +222,7 @@ func TestMeasureErrors(t *testing.T) {
 			var logs bytes.Buffer
 			url := tc.url(t)
 			p := mustNew(t, Config{URL: url + "/prom", TokenFile: tokenFile, Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-			got := p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, spanTo(at))
+			got := p.Measure(context.Background(), parent("web"), &successRate, spanTo(at))
 			if got.Error != tc.want {
 				t.Errorf("Error = %q; want %q", got.Error, tc.want)
 			}
@@ -241,7 +245,7 @@ func TestMeasureSendsToken(t *testing.T) {
 	os.WriteFile(tokenFile, []byte("  first\n"), 0o600)
 	s := newServer(t, 200, vectorJSON())
 	p := mustNew(t, Config{URL: s.URL, TokenFile: tokenFile})
-	p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, spanTo(at))
+	p.Measure(context.Background(), parent("web"), &successRate, spanTo(at))
 	if s.auth != "Bearer first" {
 		t.Errorf("Authorization = %q; want Bearer first", s.auth)
 	}
@@ -249,7 +253,7 @@ func TestMeasureSendsToken(t *testing.T) {
 	if changed, err := p.Reload(); !changed || err != nil {
 		t.Fatalf("Reload = %t, %v; want a change", changed, err)
 	}
-	p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, spanTo(at.Add(30*time.Second)))
+	p.Measure(context.Background(), parent("web"), &successRate, spanTo(at.Add(30*time.Second)))
 	if s.auth != "Bearer second" {
 		t.Errorf("after a reload, Authorization = %q; want Bearer second", s.auth)
 	}
@@ -260,7 +264,7 @@ func TestMeasureSendsToken(t *testing.T) {
 	if _, err := p.Reload(); err == nil || p.ReloadErrors() != 1 {
 		t.Errorf("Reload of a missing file = %v, %d errors; want an error counted", err, p.ReloadErrors())
 	}
-	p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, spanTo(at.Add(60*time.Second)))
+	p.Measure(context.Background(), parent("web"), &successRate, spanTo(at.Add(60*time.Second)))
 	if s.auth != "Bearer second" {
 		t.Errorf("after a failed reload, Authorization = %q; want the token in force, Bearer second", s.auth)
 	}
@@ -276,7 +280,7 @@ func TestReloadTemplatesAndCA(t *testing.T) {
 	pemEncode(&pemBuf, s.Certificate().Raw)
 	os.WriteFile(ca, pemBuf.Bytes(), 0o600)
 	p := mustNew(t, Config{URL: s.URL, CAFile: ca, TemplatesFile: templates})
-	if got := p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, spanTo(at)); got.Error != "" {
+	if got := p.Measure(context.Background(), parent("web"), &successRate, spanTo(at)); got.Error != "" {
 		t.Fatalf("over TLS with the server's CA: %q", got.Error)
 	}
 	if got := p.Templates(); !reflect.DeepEqual(got, []string{"a"}) {
@@ -297,7 +301,7 @@ func TestReloadTemplatesAndCA(t *testing.T) {
 	}
 
 	untrusted := mustNew(t, Config{URL: s.URL})
-	if got := untrusted.Measure(context.Background(), Parent{"shop", "web"}, &successRate, spanTo(at)); got.Error != "cannot reach Prometheus (its TLS certificate is not trusted)" {
+	if got := untrusted.Measure(context.Background(), parent("web"), &successRate, spanTo(at)); got.Error != "cannot reach Prometheus (its TLS certificate is not trusted)" {
 		t.Errorf("without the CA: %q", got.Error)
 	}
 }
@@ -316,7 +320,7 @@ func TestMeasureTimeout(t *testing.T) {
 	defer close(release)
 	p := mustNew(t, Config{URL: s.URL, QueryTimeout: 100 * time.Millisecond})
 	start := time.Now()
-	got := p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, spanTo(at))
+	got := p.Measure(context.Background(), parent("web"), &successRate, spanTo(at))
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("Measure took %s; want about the 100ms timeout", took)
 	}
@@ -325,7 +329,7 @@ func TestMeasureTimeout(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
-	got = p.Measure(ctx, Parent{"shop", "other"}, &successRate, spanTo(at))
+	got = p.Measure(ctx, parent("other"), &successRate, spanTo(at))
 	if want := "the hook call ended before Prometheus answered"; got.Error != want {
 		t.Errorf("with the call's context ending first, Error = %q; want %q", got.Error, want)
 	}
@@ -366,7 +370,7 @@ func (b *blockingRoundTripper) RoundTrip(req *http.Request) (*http.Response, err
 func TestMeasureConcurrencyBound(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := &blockingRoundTripper{release: make(chan struct{})}
-		p, err := newPrometheus(Config{URL: "http://prometheus:9090", MaxConcurrentQueries: 2}.withDefaults(), rt)
+		p, err := newPrometheus(Config{URL: "http://prometheus:9090", MaxConcurrentQueries: 2, EntryPoints: testEntryPoints}.withDefaults(), rt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -374,7 +378,7 @@ func TestMeasureConcurrencyBound(t *testing.T) {
 		results := make([]canary.Measurement, 6)
 		for i := range results {
 			wg.Go(func() {
-				results[i] = p.Measure(t.Context(), Parent{"shop", fmt.Sprint("web", i)}, &successRate, spanTo(at))
+				results[i] = p.Measure(t.Context(), parent(fmt.Sprint("web", i)), &successRate, spanTo(at))
 			})
 		}
 		synctest.Wait()
@@ -400,16 +404,16 @@ func TestMeasureConcurrencyBound(t *testing.T) {
 func TestMeasureBusy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := &blockingRoundTripper{release: make(chan struct{})}
-		p, err := newPrometheus(Config{URL: "http://prometheus:9090", MaxConcurrentQueries: 1}.withDefaults(), rt)
+		p, err := newPrometheus(Config{URL: "http://prometheus:9090", MaxConcurrentQueries: 1, EntryPoints: testEntryPoints}.withDefaults(), rt)
 		if err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()
 		var wg stdsync.WaitGroup
 		var first, second canary.Measurement
-		wg.Go(func() { first = p.Measure(t.Context(), Parent{"shop", "a"}, &successRate, spanTo(at)) })
+		wg.Go(func() { first = p.Measure(t.Context(), parent("a"), &successRate, spanTo(at)) })
 		synctest.Wait()
-		wg.Go(func() { second = p.Measure(t.Context(), Parent{"shop", "b"}, &successRate, spanTo(at)) })
+		wg.Go(func() { second = p.Measure(t.Context(), parent("b"), &successRate, spanTo(at)) })
 		wg.Wait()
 		if took := time.Since(start); took != DefaultQueryTimeout {
 			t.Errorf("took %s; want the timeout, %s", took, DefaultQueryTimeout)
@@ -431,7 +435,7 @@ func TestMeasureBusy(t *testing.T) {
 func TestMeasureOncePerCheck(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := &blockingRoundTripper{release: make(chan struct{})}
-		p, err := newPrometheus(Config{URL: "http://prometheus:9090"}.withDefaults(), rt)
+		p, err := newPrometheus(Config{URL: "http://prometheus:9090", EntryPoints: testEntryPoints}.withDefaults(), rt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -439,29 +443,29 @@ func TestMeasureOncePerCheck(t *testing.T) {
 		p.now = func() time.Time { return now }
 		var wg stdsync.WaitGroup
 		for range 20 {
-			wg.Go(func() { p.Measure(t.Context(), Parent{"shop", "web"}, &successRate, spanTo(at)) })
+			wg.Go(func() { p.Measure(t.Context(), parent("web"), &successRate, spanTo(at)) })
 		}
 		synctest.Wait()
 		close(rt.release)
 		wg.Wait()
 		for range 5 {
-			if m := p.Measure(t.Context(), Parent{"shop", "web"}, &successRate, spanTo(at)); m.Canary.Requests == nil {
+			if m := p.Measure(t.Context(), parent("web"), &successRate, spanTo(at)); m.Canary.Requests == nil {
 				t.Errorf("from memory: %s", show(m))
 			}
 		}
 		if n := rt.calls.Load(); n != 1 {
 			t.Errorf("%d queries for 25 calls of one check; want 1", n)
 		}
-		p.Measure(t.Context(), Parent{"shop", "web"}, &successRate, spanTo(at.Add(30*time.Second)))
+		p.Measure(t.Context(), parent("web"), &successRate, spanTo(at.Add(30*time.Second)))
 		other := successRate
 		other.WindowSeconds = ptr[int32](60)
-		p.Measure(t.Context(), Parent{"shop", "web"}, &other, spanTo(at))
-		p.Measure(t.Context(), Parent{"shop", "web2"}, &successRate, spanTo(at))
+		p.Measure(t.Context(), parent("web"), &other, spanTo(at))
+		p.Measure(t.Context(), parent("web2"), &successRate, spanTo(at))
 		if n := rt.calls.Load(); n != 4 {
 			t.Errorf("%d queries; want 4: a new check time, a new analysis and another WebApp are each queried", n)
 		}
 		now = at.Add(60 * time.Second)
-		p.Measure(t.Context(), Parent{"shop", "web"}, &successRate, spanTo(at))
+		p.Measure(t.Context(), parent("web"), &successRate, spanTo(at))
 		if n := rt.calls.Load(); n != 5 {
 			t.Errorf("%d queries; want 5: a check two intervals old is queried again", n)
 		}
@@ -546,7 +550,7 @@ func TestMeasureFollowsNoRedirect(t *testing.T) {
 			}))
 			defer prom.Close()
 			p := mustNew(t, Config{URL: prom.URL, TokenFile: tokenFile})
-			got := p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, spanTo(at))
+			got := p.Measure(context.Background(), parent("web"), &successRate, spanTo(at))
 			if want := fmt.Sprintf("Prometheus answered HTTP %d (the hook follows no redirect)", code); got.Error != want {
 				t.Errorf("Error = %q; want %q", got.Error, want)
 			}
@@ -601,7 +605,7 @@ func TestMeasureAnswerBounded(t *testing.T) {
 			}))
 			defer s.Close()
 			p := mustNew(t, Config{URL: s.URL})
-			got := p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, spanTo(at))
+			got := p.Measure(context.Background(), parent("web"), &successRate, spanTo(at))
 			if got.Error != tc.want {
 				t.Errorf("Error = %q; want %q", got.Error, tc.want)
 			}
@@ -630,7 +634,7 @@ func TestMeasurementsNotShared(t *testing.T) {
 			sample{"requests", "", "canary", "100", ""}, sample{"failed", "", "canary", "1", ""},
 			sample{"buckets", "", "canary", "90", "0.1"}, sample{"buckets", "", "canary", "100", "+Inf"},
 			sample{"metric", "budget", "canary", "0.5", ""})}
-		p, err := newPrometheus(Config{URL: "http://prometheus:9090", TemplatesFile: templates}.withDefaults(), rt)
+		p, err := newPrometheus(Config{URL: "http://prometheus:9090", TemplatesFile: templates, EntryPoints: testEntryPoints}.withDefaults(), rt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -659,7 +663,7 @@ func TestMeasurementsNotShared(t *testing.T) {
 		shared := make([]canary.Measurement, 3)
 		for i := range shared {
 			wg.Go(func() {
-				shared[i] = p.Measure(t.Context(), Parent{"shop", "web"}, &a, spanTo(at))
+				shared[i] = p.Measure(t.Context(), parent("web"), &a, spanTo(at))
 				if i == 0 {
 					if !reflect.DeepEqual(shared[i], want) {
 						t.Errorf("got %s; want %s", show(shared[i]), show(want))
@@ -671,8 +675,8 @@ func TestMeasurementsNotShared(t *testing.T) {
 		synctest.Wait()
 		close(rt.release)
 		wg.Wait()
-		spoil(p.Measure(t.Context(), Parent{"shop", "web"}, &a, spanTo(at))) // from the cache
-		for i, m := range append(shared, p.Measure(t.Context(), Parent{"shop", "web"}, &a, spanTo(at))) {
+		spoil(p.Measure(t.Context(), parent("web"), &a, spanTo(at))) // from the cache
+		for i, m := range append(shared, p.Measure(t.Context(), parent("web"), &a, spanTo(at))) {
 			if i > 0 && !reflect.DeepEqual(m, want) {
 				t.Errorf("caller %d got %s; want %s", i, show(m), show(want))
 			}
@@ -699,7 +703,7 @@ func TestBadTemplatesFileAtStart(t *testing.T) {
 	}))
 	defer s.Close()
 	var logs bytes.Buffer
-	p, err := New(Config{URL: s.URL, TemplatesFile: templates, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	p, err := New(Config{URL: s.URL, TemplatesFile: templates, EntryPoints: testEntryPoints, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	if err != nil {
 		t.Fatalf("New with a bad templates file: %v; want the hook to start", err)
 	}
@@ -713,7 +717,7 @@ func TestBadTemplatesFileAtStart(t *testing.T) {
 		successRate.Metrics[0],
 		{Name: "budget", TemplateRef: &webappv1.MetricTemplateRef{Name: "budget"}, ThresholdRange: webappv1.ThresholdRange{Max: ptr(1.0)}},
 	}}
-	got := p.Measure(context.Background(), Parent{"shop", "web"}, &a, spanTo(at))
+	got := p.Measure(context.Background(), parent("web"), &a, spanTo(at))
 	const why = "the hook's analysis templates file does not parse: line 4: mapping values are not allowed in this context"
 	want := canary.Measurement{Span: spanTo(at), Window: 30 * time.Second, Canary: canary.Values{
 		Requests: ptr(50.0), Failed: ptr(1.0), Errors: map[string]string{"budget": why},
@@ -730,7 +734,7 @@ func TestBadTemplatesFileAtStart(t *testing.T) {
 		t.Fatalf("Reload of a good file = %t, %v; want it taken up", changed, err)
 	}
 	next := at.Add(30 * time.Second)
-	got = p.Measure(context.Background(), Parent{"shop", "web"}, &a, spanTo(next))
+	got = p.Measure(context.Background(), parent("web"), &a, spanTo(next))
 	want = canary.Measurement{Span: spanTo(next), Window: 30 * time.Second, Canary: canary.Values{
 		Requests: ptr(50.0), Failed: ptr(1.0), Metrics: map[string]float64{"budget": 0.5},
 	}}
@@ -776,7 +780,7 @@ func TestBadFilesAtStart(t *testing.T) {
 				s.Start()
 			}
 			defer s.Close()
-			c.URL = s.URL
+			c.URL, c.EntryPoints = s.URL, testEntryPoints
 			p, err := New(c)
 			if err != nil {
 				t.Fatalf("New: %v; want the hook to start", err)
@@ -785,7 +789,7 @@ func TestBadFilesAtStart(t *testing.T) {
 			if tc.template {
 				a = webappv1.CanaryAnalysis{Metrics: []webappv1.CanaryMetric{{Name: "t", TemplateRef: &webappv1.MetricTemplateRef{Name: "t"}, ThresholdRange: webappv1.ThresholdRange{Max: ptr(1.0)}}}}
 			}
-			got := p.Measure(context.Background(), Parent{"shop", "web"}, &a, spanTo(at))
+			got := p.Measure(context.Background(), parent("web"), &a, spanTo(at))
 			if tc.template {
 				if got.Error != "" || got.Canary.Errors["t"] != tc.want || got.Canary.Requests == nil {
 					t.Errorf("got %s; want the requests measured, and the metric's error %q", show(got), tc.want)
@@ -811,7 +815,7 @@ func TestBadFilesAtStart(t *testing.T) {
 			if changed, err := p.Reload(); !changed || err != nil {
 				t.Fatalf("Reload of good files = %t, %v", changed, err)
 			}
-			got = p.Measure(context.Background(), Parent{"shop", "web"}, &a, spanTo(at.Add(30*time.Second)))
+			got = p.Measure(context.Background(), parent("web"), &a, spanTo(at.Add(30*time.Second)))
 			if got.Error != "" || got.Canary.Errors != nil || got.Canary.Requests == nil {
 				t.Errorf("after the reload: %s; want it measured", show(got))
 			}

@@ -3,10 +3,10 @@ package analysis
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
 )
@@ -74,54 +74,28 @@ type Gateway struct {
 	Buckets string
 	// Scale turns the histogram's unit into milliseconds: 1000 for seconds.
 	Scale float64
-	// Selector is the label matchers, without braces, that select the requests a route sends to
-	// one Service: namespace ns, route, and service svc.
-	Selector func(ns, route, svc string) string
+	// Selector is the label matchers, without braces, that select the requests of b, one route's
+	// one backend, and no other's; or, when the Gateway's series cannot be told apart for b, an
+	// error whose text says so in a sentence for the status.
+	Selector func(b *Backend) (string, error)
 }
 
-// Traefik is Traefik v3's Gateway API provider (kubernetesgateway). Its service label names the
-// route's router and the backend:
-//
-//	httproute-<ns>-<route>-gw-<gateway ns>-<gateway>-ep-<entrypoint>-<rule>-<hash>-svc-<ns>-<service>-<backend>@kubernetesgateway
-//
-// where the router's part (up to the hash) has every run of characters other than letters and
-// digits turned into one '-' (Traefik's provider.Normalize), and the hash, 10 bytes of a SHA-256
-// over the router's parts and its match rule, in hex. The selector fixes the route's namespace
-// and name at the start and the Service at the end; the Gateway, its listener and the hash may be
-// anything. docs/security.md says what that leaves ambiguous.
-var Traefik = Gateway{
-	Name:     "traefik",
-	Requests: "traefik_service_requests_total",
-	Code:     "code",
-	Buckets:  "traefik_service_request_duration_seconds_bucket",
-	Scale:    1000,
-	Selector: func(ns, route, svc string) string {
-		re := "httproute-" + regexp.QuoteMeta(normalize(ns)+"-"+normalize(route)) + "-gw-.+-ep-.+-[0-9]+-[0-9a-f]+" +
-			"-svc-" + regexp.QuoteMeta(ns) + "-" + regexp.QuoteMeta(svc) + "-[0-9]+@kubernetesgateway"
-		return "service=~" + Quote(re)
-	},
-}
-
-// Istio is Istio's standard metrics, as the destination's proxy reports them.
+// Istio is Istio's standard metrics, as the destination's proxy reports them. Its selector
+// matches the Service's namespace and name exactly, each a label of its own: the requests any
+// client sent to that Service, through the route or not.
 var Istio = Gateway{
 	Name:     "istio",
 	Requests: "istio_requests_total",
 	Code:     "response_code",
 	Buckets:  "istio_request_duration_milliseconds_bucket",
 	Scale:    1,
-	Selector: func(ns, route, svc string) string {
-		return `reporter="destination", destination_service_namespace=` + Quote(ns) + `, destination_service_name=` + Quote(svc)
+	Selector: func(b *Backend) (string, error) {
+		return `reporter="destination", destination_service_namespace=` + Quote(b.Namespace) + `, destination_service_name=` + Quote(b.Service), nil
 	},
 }
 
 // Gateways are the Gateway implementations whose metrics the built-ins read, by name.
 var Gateways = map[string]*Gateway{Traefik.Name: &Traefik, Istio.Name: &Istio}
-
-// normalize is Traefik's provider.Normalize: every run of characters other than letters and
-// digits becomes one '-', and none is left at either end.
-func normalize(s string) string {
-	return strings.Join(strings.FieldsFunc(s, func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsNumber(c) }), "-")
-}
 
 // target is what a query measures: a WebApp's version, the span of the built-in metrics (since
 // the step began) and the window of a template's, each ending at the check.
@@ -130,24 +104,26 @@ type target struct {
 	// service is the Service of the version measured: <name>-canary or <name>-stable.
 	service string
 	span    time.Duration
-	window  time.Duration
+	// selector is the Gateway's label matchers of service's requests (Gateway.Selector).
+	selector string
+	window   time.Duration
 }
 
 // requests is the PromQL of the requests the version had in the span.
 func (g *Gateway) requests(t target) string {
-	return fmt.Sprintf("sum(increase(%s{%s}[%s]))", g.Requests, g.Selector(t.namespace, t.name, t.service), Window(t.span))
+	return fmt.Sprintf("sum(increase(%s{%s}[%s]))", g.Requests, t.selector, Window(t.span))
 }
 
 // failed is the PromQL of the requests the version had in the span that were answered 5xx; no
 // series when none was.
 func (g *Gateway) failed(t target) string {
-	return fmt.Sprintf(`sum(increase(%s{%s, %s=~"5.."}[%s]))`, g.Requests, g.Selector(t.namespace, t.name, t.service), g.Code, Window(t.span))
+	return fmt.Sprintf(`sum(increase(%s{%s, %s=~"5.."}[%s]))`, g.Requests, t.selector, g.Code, Window(t.span))
 }
 
 // buckets is the PromQL of the version's histogram of request durations in the span: a series
 // per bucket (le), cumulative, in the Gateway's unit.
 func (g *Gateway) buckets(t target) string {
-	return fmt.Sprintf("sum by (le) (increase(%s{%s}[%s]))", g.Buckets, g.Selector(t.namespace, t.name, t.service), Window(t.span))
+	return fmt.Sprintf("sum by (le) (increase(%s{%s}[%s]))", g.Buckets, t.selector, Window(t.span))
 }
 
 // part is one series of a check's query.
@@ -177,10 +153,13 @@ type plan struct {
 	// canaryErrors and stableErrors say, by metric name, why a metric could not be asked for:
 	// its template is not defined, or fails to render.
 	canaryErrors, stableErrors map[string]string
+	// err, when set, is why there is no query: the Gateway's selector cannot select a version's
+	// requests alone. Its text is a sentence for the status.
+	err error
 }
 
-// Query is the one PromQL expression that measures a check of analysis a of the WebApp
-// namespace/name, whose built-in metrics judge the requests of span (since the step began):
+// Query is the one PromQL expression that measures a check of analysis a of the WebApp parent,
+// whose built-in metrics judge the requests of span (since the step began):
 // every value the check needs, each a series of its own, joined with "or". The series are the
 // canary's requests in the span ({value="requests", track="canary"}); with request-success-rate,
 // those of them answered 5xx ({value="failed"}); with request-duration, the histogram of their
@@ -189,17 +168,32 @@ type plan struct {
 // stable version, the same of the stable version's requests (track="stable"). errs says, by
 // metric name, why a metric is left out of the query (an unknown template, a built-in name that
 // is not one); the query asks for the requests whatever it lacks.
-func Query(g *Gateway, templates *TemplateSet, namespace, name string, a *webappv1.CanaryAnalysis, span time.Duration) (query string, errs map[string]string) {
-	p := makePlan(g, templates, namespace, name, a, span)
-	return p.query, p.canaryErrors
+// A built-in metric is measured from g's metrics, selected by g's Selector from parent's route
+// and Traefik's entry points eps. err, a sentence for the status, says why there is no query at
+// all: g cannot select the versions' requests alone (Gateway.Selector).
+func Query(g *Gateway, templates *TemplateSet, parent Parent, eps EntryPoints, a *webappv1.CanaryAnalysis, span time.Duration) (query string, errs map[string]string, err error) {
+	p := makePlan(g, templates, parent, eps, a, span)
+	return p.query, p.canaryErrors, p.err
 }
 
 // makePlan is Query, with the stable version's errors too.
-func makePlan(g *Gateway, templates *TemplateSet, namespace, name string, a *webappv1.CanaryAnalysis, span time.Duration) plan {
-	canary := target{namespace: namespace, name: name, service: name + webappv1.CanarySuffix, span: span, window: a.Window()}
-	stable := canary
-	stable.service = name + webappv1.StableSuffix
+func makePlan(g *Gateway, templates *TemplateSet, parent Parent, eps EntryPoints, a *webappv1.CanaryAnalysis, span time.Duration) plan {
 	var p plan
+	version := func(service string) target {
+		t := target{namespace: parent.Namespace, name: parent.Name, service: service, span: span, window: a.Window()}
+		if p.err == nil {
+			t.selector, p.err = g.Selector(&Backend{Namespace: parent.Namespace, Name: parent.Name, Service: service, Route: &parent.Route, EntryPoints: eps})
+		}
+		return t
+	}
+	canary := version(parent.Name + webappv1.CanarySuffix)
+	stable := target{service: parent.Name + webappv1.StableSuffix}
+	if slices.ContainsFunc(a.Metrics, func(m webappv1.CanaryMetric) bool { return m.Stable != nil }) {
+		stable = version(stable.service)
+	}
+	if p.err != nil {
+		return p
+	}
 	// What each track needs of the built-ins: the 5xx count, the histogram.
 	need := map[string]map[string]bool{trackCanary: {}, trackStable: {}}
 	var templated []part
@@ -227,7 +221,7 @@ func makePlan(g *Gateway, templates *TemplateSet, namespace, name string, a *web
 			if track == trackStable {
 				t = stable
 			}
-			expr, err := templates.render(m.TemplateRef.Name, g, t)
+			expr, err := templates.render(m.TemplateRef.Name, t)
 			if err != nil {
 				p.addError(track, m.Name, err.Error())
 				continue

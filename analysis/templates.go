@@ -104,7 +104,7 @@ func ParseTemplates(data []byte) (*TemplateSet, error) {
 		if err != nil {
 			return nil, goTemplateError(at, "does not parse as a Go template", err)
 		}
-		sample := templateData(&Traefik, target{namespace: "ns", name: "app", service: "app" + webappv1.CanarySuffix, window: 30e9})
+		sample := templateData(target{namespace: "ns", name: "app", service: "app" + webappv1.CanarySuffix, selector: `service="sample"`, window: 30e9})
 		if err := tpl.Execute(new(bytes.Buffer), sample); err != nil {
 			return nil, goTemplateError(at, "does not render", err)
 		}
@@ -205,8 +205,8 @@ func (s *TemplateSet) Names() []string {
 // errNoTemplate is the sentence of a templateRef that names no template.
 var errNoTemplate = errors.New("the hook's analysis templates define no such template")
 
-// render is template name's PromQL for version t, with g's selector.
-func (s *TemplateSet) render(name string, g *Gateway, t target) (string, error) {
+// render is template name's PromQL for version t.
+func (s *TemplateSet) render(name string, t target) (string, error) {
 	var tpl *template.Template
 	if s != nil {
 		if s.bad != "" {
@@ -218,14 +218,14 @@ func (s *TemplateSet) render(name string, g *Gateway, t target) (string, error) 
 		return "", fmt.Errorf("template %q: %w", name, errNoTemplate)
 	}
 	var b strings.Builder
-	if err := tpl.Execute(&b, templateData(g, t)); err != nil {
+	if err := tpl.Execute(&b, templateData(t)); err != nil {
 		return "", fmt.Errorf("template %q does not render", name) // the error itself is the platform team's, and is logged at load
 	}
 	return b.String(), nil
 }
 
 // templateData are the variables of a template measuring t.
-func templateData(g *Gateway, t target) TemplateData {
+func templateData(t target) TemplateData {
 	return TemplateData{
 		Namespace:     Label(t.namespace),
 		Name:          Label(t.name),
@@ -234,6 +234,6 @@ func templateData(g *Gateway, t target) TemplateData {
 		StableService: Label(t.name + webappv1.StableSuffix),
 		Service:       Label(t.service),
 		Window:        Window(t.window),
-		Selector:      g.Selector(t.namespace, t.name, t.service),
+		Selector:      t.selector,
 	}
 }

@@ -34,7 +34,7 @@ templates:
 		{"shop", "ünïcode\x00"}, // a request's JSON holds valid UTF-8 only
 	} {
 		tr := target{namespace: tc.ns, name: tc.name, service: tc.name + webappv1.CanarySuffix, window: 45 * time.Second}
-		q, err := set.render("t", &Traefik, tr)
+		q, err := set.render("t", tr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +136,7 @@ func TestDocsTemplates(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range set.Names() {
-		if _, err := set.render(name, &Traefik, target{namespace: "shop", name: "web", service: "web-canary", window: 30 * time.Second}); err != nil {
+		if _, err := set.render(name, target{namespace: "shop", name: "web", service: "web-canary", window: 30 * time.Second}); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

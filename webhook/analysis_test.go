@@ -5,9 +5,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"reflect"
 	"runtime"
 	"strings"
 	stdsync "sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -115,7 +117,13 @@ func TestAnalysisMeasured(t *testing.T) {
 	if len(fake.calls) != 1 {
 		t.Fatalf("%d measurements; want 1", len(fake.calls))
 	}
-	if c := fake.calls[0]; c.parent != (analysis.Parent{Namespace: "default", Name: "hello"}) || !c.span.To.Equal(at) || !c.span.From.Equal(pause.Add(-time.Minute)) || c.a == nil || len(c.a.Metrics) != 1 {
+	// The route as the hook writes it; no Gateway was sent along, so it is not Seen.
+	wantParent := analysis.Parent{Namespace: "default", Name: "hello", Route: analysis.Route{
+		Hostnames: []string{"hello.example.com"}, Path: "/", PathType: "PathPrefix",
+		Parents:  []analysis.RouteParent{{Namespace: "default", Name: "public"}},
+		Backends: []string{"hello-stable", "hello-canary"},
+	}}
+	if c := fake.calls[0]; !reflect.DeepEqual(c.parent, wantParent) || !c.span.To.Equal(at) || !c.span.From.Equal(pause.Add(-time.Minute)) || c.a == nil || len(c.a.Metrics) != 1 {
 		t.Errorf("measured %+v over %s..%s; want the WebApp's analysis over the step so far, up to %s", c.parent, c.span.From, c.span.To, at)
 	}
 	rec2 := checkOf(t, rec.Body.Bytes())
@@ -172,7 +180,7 @@ func TestAnalysisSlowPrometheus(t *testing.T) {
 	}))
 	defer slow.Close()
 	defer close(release)
-	p, err := analysis.New(analysis.Config{URL: slow.URL, QueryTimeout: 100 * time.Millisecond})
+	p, err := analysis.New(analysis.Config{URL: slow.URL, Gateway: "istio", QueryTimeout: 100 * time.Millisecond}) // Istio's selector needs no Gateway sent along
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,5 +222,76 @@ func TestAnalysisSlowPrometheus(t *testing.T) {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("metrics lack %s:\n%s", want, metrics)
 		}
+	}
+}
+
+// TestAnalysisRoute checks the route a measurement is given: the parentRefs with their
+// namespace defaulted (the install's --default-gateway when the spec names none), and each
+// Gateway Metacontroller sent along with its listeners; a Gateway not sent is not Seen.
+func TestAnalysisRoute(t *testing.T) {
+	body, pause := analysisRequest(t, time.Time{})
+	var req map[string]any
+	if err := json.Unmarshal([]byte(body), &req); err != nil {
+		t.Fatal(err)
+	}
+	route := req["parent"].(map[string]any)["spec"].(map[string]any)["route"].(map[string]any)
+	route["parentRefs"] = []any{
+		map[string]any{"name": "public", "namespace": "infra", "sectionName": "https"},
+		map[string]any{"name": "internal", "port": 8000},
+	}
+	req["related"] = map[string]any{"Gateway.gateway.networking.k8s.io/v1": map[string]any{
+		"infra/public": map[string]any{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+			"metadata": map[string]any{"name": "public", "namespace": "infra"},
+			"spec": map[string]any{"listeners": []any{
+				map[string]any{"name": "http", "port": 8000, "protocol": "HTTP"},
+				map[string]any{"name": "https", "port": 8443, "protocol": "HTTPS", "hostname": "*.example.com"},
+			}}},
+	}}
+	b, _ := json.Marshal(req)
+	now := pause.Add(canary.FirstCheckDelay + 700*time.Millisecond)
+	fake := &fakeMeasurer{}
+	h := webhook.New(webhook.Options{Now: func() time.Time { return now }, Analysis: fake})
+	if rec := serve(h, "POST", "/sync", string(b)); rec.Code != 200 {
+		t.Fatalf("sync = %d %s", rec.Code, rec.Body)
+	}
+	if len(fake.calls) != 1 {
+		t.Fatalf("%d measurements; want 1", len(fake.calls))
+	}
+	want := analysis.Route{
+		Hostnames: []string{"hello.example.com"}, Path: "/", PathType: "PathPrefix",
+		Parents: []analysis.RouteParent{
+			{Namespace: "infra", Name: "public", SectionName: "https", Seen: true, Listeners: []analysis.Listener{
+				{Name: "http", Port: 8000, Protocol: "HTTP"},
+				{Name: "https", Port: 8443, Protocol: "HTTPS", Hostname: "*.example.com"},
+			}},
+			{Namespace: "default", Name: "internal", Port: 8000},
+		},
+		Backends: []string{"hello-stable", "hello-canary"},
+	}
+	if got := fake.calls[0].parent.Route; !reflect.DeepEqual(got, want) {
+		t.Errorf("route\n got  %+v\n want %+v", got, want)
+	}
+}
+
+// TestAnalysisNotMeasured checks that a check through Traefik whose series the hook cannot tell
+// from other routes' (here: no --analysis-entrypoints) is inconclusive and says so, and that
+// Prometheus is not asked.
+func TestAnalysisNotMeasured(t *testing.T) {
+	var asked atomic.Int64
+	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { asked.Add(1) }))
+	defer prom.Close()
+	p, err := analysis.New(analysis.Config{URL: prom.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, pause := analysisRequest(t, time.Time{})
+	h := webhook.New(webhook.Options{Now: func() time.Time { return pause.Add(canary.FirstCheckDelay + time.Second) }, Analysis: p})
+	c := checkOf(t, serve(h, "POST", "/sync", body).Body.Bytes())
+	want := "nothing was measured: the Gateway's series names cannot tell this route from others (Traefik names them after its entry points, and the hook's --analysis-entrypoints names none): not measured"
+	if c == nil || c.Result != webappv1.CheckInconclusive || c.Message != want {
+		t.Errorf("check %+v; want inconclusive: %q", c, want)
+	}
+	if n := asked.Load(); n != 0 {
+		t.Errorf("Prometheus was asked %d times; want none", n)
 	}
 }

@@ -432,7 +432,7 @@ func (h *Handler) measure(req *sync.Request, now time.Time) (due bool) {
 	if !due || h.opts.Analysis == nil {
 		return due
 	}
-	m, ready := h.opts.Analysis.Lookup(analysis.Parent{Namespace: p.Namespace, Name: p.Name}, plan.Analysis, span)
+	m, ready := h.opts.Analysis.Lookup(analysis.Parent{Namespace: p.Namespace, Name: p.Name, Route: analysisRoute(req)}, plan.Analysis, span)
 	if !ready {
 		req.Measuring = true
 		return true
