@@ -17,15 +17,15 @@ import (
 // for 4,096 WebApps mid-canary, each a few hundred bytes.
 const maxCached = 8192
 
-// cacheKey names a check: the WebApp, the check's time, and its analysis, by a SHA-256 of each
+// cacheKey names a check: the WebApp, the check's span, and its analysis, by a SHA-256 of each
 // part length-prefixed, so that no two checks share a key. A WebApp that changes its analysis
 // mid-interval is measured anew; one deleted and made again under its name within two intervals,
 // with the same analysis, gets the measurement of its namesake's check, as any replica would
 // have recorded it.
-func cacheKey(parent Parent, a *webappv1.CanaryAnalysis, at time.Time) string {
+func cacheKey(parent Parent, a *webappv1.CanaryAnalysis, span canary.Span) string {
 	spec, _ := json.Marshal(a) // plain data: it cannot fail
 	h := sha256.New()
-	for _, part := range [][]byte{[]byte(parent.Namespace), []byte(parent.Name), binary.BigEndian.AppendUint64(nil, uint64(at.Unix())), spec} {
+	for _, part := range [][]byte{[]byte(parent.Namespace), []byte(parent.Name), binary.BigEndian.AppendUint64(nil, uint64(span.From.Unix())), binary.BigEndian.AppendUint64(nil, uint64(span.To.Unix())), spec} {
 		h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(part))))
 		h.Write(part)
 	}

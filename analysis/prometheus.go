@@ -193,22 +193,23 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 // statusKey is the context key of the *int a query's status code is recorded in.
 type statusKey struct{}
 
-// Measure measures the check at time at of analysis a of parent's canary. It never fails: what
-// goes wrong is the measurement's Error, a sentence for the status. The first call for a check
-// queries Prometheus once, with every value in one query (Query), evaluated at at; calls for the
-// same check (the same parent, time and analysis) made meanwhile wait for that query, and later
-// ones get its measurement from memory for two intervals. No call waits longer than ctx allows
+// Measure measures the check of analysis a of parent's canary over span (canary.Due's). It never
+// fails: what goes wrong is the measurement's Error, a sentence for the status. The first call
+// for a check queries Prometheus once, with every value in one query (Query), evaluated at
+// span.To; calls for the same check (the same parent, span and analysis) made meanwhile wait for
+// that query, and later ones get its measurement from memory for two intervals. No call waits longer than ctx allows
 // nor longer than the query timeout: the wait for a free slot counts against the same deadline,
 // and a check whose query could not start or end within it is an Error. A call whose ctx ends
 // first gets an Error too, which is not kept.
-func (p *Prometheus) Measure(ctx context.Context, parent Parent, a *webappv1.CanaryAnalysis, at time.Time) canary.Measurement {
-	key := cacheKey(parent, a, at)
+func (p *Prometheus) Measure(ctx context.Context, parent Parent, a *webappv1.CanaryAnalysis, span canary.Span) canary.Measurement {
+	key := cacheKey(parent, a, span)
+	at := span.To
 	if m, ok := p.cache.get(key, p.now()); ok {
 		p.metrics.lookups.WithLabelValues("hit").Inc()
 		return m
 	}
 	ch := p.flights.DoChan(key, func() (any, error) {
-		m, keep := p.measure(parent, a, at)
+		m, keep := p.measure(parent, a, span)
 		if keep {
 			p.cache.put(key, m, at.Add(2*a.Interval()), p.now())
 		}
@@ -224,18 +225,19 @@ func (p *Prometheus) Measure(ctx context.Context, parent Parent, a *webappv1.Can
 		return r.Val.(canary.Measurement)
 	case <-ctx.Done():
 		p.metrics.lookups.WithLabelValues("canceled").Inc()
-		return canary.Measurement{At: at, Window: a.Window(), Error: "the hook call ended before Prometheus answered"}
+		return canary.Measurement{Span: span, Window: a.Window(), Error: "the hook call ended before Prometheus answered"}
 	}
 }
 
 // measure queries Prometheus for the check, bounded by the query timeout from now, and reports
 // whether the measurement may be kept for other calls.
-func (p *Prometheus) measure(parent Parent, a *webappv1.CanaryAnalysis, at time.Time) (canary.Measurement, bool) {
-	m := canary.Measurement{At: at, Window: a.Window()}
+func (p *Prometheus) measure(parent Parent, a *webappv1.CanaryAnalysis, span canary.Span) (canary.Measurement, bool) {
+	at := span.To
+	m := canary.Measurement{Span: span, Window: a.Window()}
 	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.QueryTimeout)
 	defer cancel()
 	p.mu.RLock()
-	pl := makePlan(p.gateway, p.templates, parent.Namespace, parent.Name, a)
+	pl := makePlan(p.gateway, p.templates, parent.Namespace, parent.Name, a, span.Duration())
 	p.mu.RUnlock()
 	log := p.cfg.Logger.With("parent", parent.String(), "check_time", at.UTC().Format(time.RFC3339))
 
@@ -273,7 +275,7 @@ func (p *Prometheus) measure(parent Parent, a *webappv1.CanaryAnalysis, at time.
 	if len(warnings) > 0 {
 		log.Debug("analysis query warnings", "warnings", []string(warnings))
 	}
-	canaryValues, stableValues, err := read(v)
+	canaryValues, stableValues, err := read(v, p.gateway.Scale)
 	if err != nil {
 		p.metrics.queries.WithLabelValues(outcomeBadResult).Inc()
 		log.Warn("analysis query result unreadable", "err", err)

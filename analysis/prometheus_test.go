@@ -33,9 +33,12 @@ var successRate = webappv1.CanaryAnalysis{Metrics: []webappv1.CanaryMetric{
 	{Name: "request-success-rate", ThresholdRange: webappv1.ThresholdRange{Min: ptr(99.0)}},
 }}
 
+// spanTo is the span of a check at at, of a step that began 10 minutes before.
+func spanTo(at time.Time) canary.Span { return canary.Span{From: at.Add(-10 * time.Minute), To: at} }
+
 // sample is one series of an answer: its labels as value/metric/track, and its value as
 // Prometheus writes it ("NaN" included).
-type sample struct{ value, metric, track, v string }
+type sample struct{ value, metric, track, v, le string }
 
 // vectorJSON is a Prometheus query answer of samples, at at.
 func vectorJSON(samples ...sample) string {
@@ -44,6 +47,9 @@ func vectorJSON(samples ...sample) string {
 		labels := fmt.Sprintf(`"value":%q,"track":%q`, s.value, s.track)
 		if s.metric != "" {
 			labels += fmt.Sprintf(`,"metric":%q`, s.metric)
+		}
+		if s.le != "" {
+			labels += fmt.Sprintf(`,"le":%q`, s.le)
 		}
 		parts = append(parts, fmt.Sprintf(`{"metric":{%s},"value":[%d,%q]}`, labels, at.Unix(), s.v))
 	}
@@ -101,14 +107,13 @@ func TestMeasure(t *testing.T) {
 		{
 			name:   "every value",
 			a:      successRate,
-			answer: vectorJSON(sample{"requests", "", "canary", "120.4"}, sample{"metric", "request-success-rate", "canary", "99.5"}),
-			canary: canary.Values{Requests: ptr(120.4), Metrics: map[string]float64{"request-success-rate": 99.5}},
+			answer: vectorJSON(sample{"requests", "", "canary", "120.4", ""}, sample{"failed", "", "canary", "2", ""}),
+			canary: canary.Values{Requests: ptr(120.4), Failed: ptr(2.0)},
 		},
 		{
-			name:   "NaN is no data",
+			name:   "NaN and infinities are no data",
 			a:      successRate,
-			answer: vectorJSON(sample{"requests", "", "canary", "0"}, sample{"metric", "request-success-rate", "canary", "NaN"}),
-			canary: canary.Values{Requests: ptr(0.0)},
+			answer: vectorJSON(sample{"requests", "", "canary", "+Inf", ""}, sample{"failed", "", "canary", "NaN", ""}),
 		},
 		{
 			name:   "no series is no data",
@@ -116,33 +121,41 @@ func TestMeasure(t *testing.T) {
 			answer: vectorJSON(),
 		},
 		{
+			name: "a histogram, its bounds in milliseconds, sorted and cumulative; a bucket without a finite count is left out",
+			a:    webappv1.CanaryAnalysis{Metrics: []webappv1.CanaryMetric{{Name: "request-duration", ThresholdRange: webappv1.ThresholdRange{Max: ptr(500.0)}}}},
+			answer: vectorJSON(sample{"requests", "", "canary", "100", ""},
+				sample{"buckets", "", "canary", "100", "+Inf"}, sample{"buckets", "", "canary", "90", "0.3"}, sample{"buckets", "", "canary", "NaN", "1.2"},
+				sample{"buckets", "", "canary", "91", "0.1"}),
+			canary: canary.Values{Requests: ptr(100.0), Buckets: []canary.Bucket{{UpperBound: 100, Count: 91}, {UpperBound: 300, Count: 91}, {UpperBound: math.Inf(1), Count: 100}}},
+		},
+		{
 			name: "compared with the stable version; a template that does not aggregate; an unknown template",
 			a:    compared,
 			answer: vectorJSON(
-				sample{"requests", "", "canary", "50"}, sample{"requests", "", "stable", "200"},
-				sample{"metric", "request-success-rate", "canary", "90"}, sample{"metric", "request-success-rate", "stable", "+Inf"},
-				sample{"metric", "budget", "canary", "0.5"}, sample{"metric", "budget", "canary", "0.7"},
-				sample{"metric", "budget", "stable", "0.1"}, // asked for by no metric: kept, and read by none
+				sample{"requests", "", "canary", "50", ""}, sample{"requests", "", "stable", "200", ""},
+				sample{"failed", "", "canary", "5", ""}, sample{"failed", "", "stable", "+Inf", ""},
+				sample{"metric", "budget", "canary", "0.5", ""}, sample{"metric", "budget", "canary", "0.7", ""},
+				sample{"metric", "budget", "stable", "0.1", ""}, // asked for by no metric: kept, and read by none
 			),
 			canary: canary.Values{
-				Requests: ptr(50.0), Metrics: map[string]float64{"request-success-rate": 90},
+				Requests: ptr(50.0), Failed: ptr(5.0), Metrics: map[string]float64{}, // budget's two series: read, then dropped
 				Errors: map[string]string{
 					"budget": "its template's query gives more than one series: it must aggregate them into one",
 					"nope":   `template "nope": the hook's analysis templates define no such template`,
 				},
 			},
-			stable: canary.Values{Requests: ptr(200.0), Metrics: map[string]float64{"request-success-rate": math.Inf(1), "budget": 0.1}},
+			stable: canary.Values{Requests: ptr(200.0), Metrics: map[string]float64{"budget": 0.1}},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newServer(t, http.StatusOK, tc.answer)
 			p := mustNew(t, Config{URL: s.URL, TemplatesFile: templates})
-			got := p.Measure(context.Background(), Parent{"shop", "web"}, &tc.a, at)
-			want := canary.Measurement{At: at, Window: 30 * time.Second, Canary: tc.canary, Stable: tc.stable}
+			got := p.Measure(context.Background(), Parent{"shop", "web"}, &tc.a, spanTo(at))
+			want := canary.Measurement{Span: spanTo(at), Window: 30 * time.Second, Canary: tc.canary, Stable: tc.stable}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("got  %s\nwant %s", show(got), show(want))
 			}
-			query, _ := Query(&Traefik, p.templates, "shop", "web", &tc.a)
+			query, _ := Query(&Traefik, p.templates, "shop", "web", &tc.a, 10*time.Minute)
 			if q, tm := s.form["query"], s.form["time"]; len(q) != 1 || q[0] != query || len(tm) != 1 || tm[0] != "1700000010" {
 				t.Errorf("asked for %q at %q; want Query's one query at the check's time, 1700000010", q, tm)
 			}
@@ -157,9 +170,13 @@ func show(m canary.Measurement) string {
 		if v.Requests != nil {
 			r = fmt.Sprint(*v.Requests)
 		}
-		return fmt.Sprintf("{requests %s, metrics %v, errors %v}", r, v.Metrics, v.Errors)
+		fl := "nil"
+		if v.Failed != nil {
+			fl = fmt.Sprint(*v.Failed)
+		}
+		return fmt.Sprintf("{requests %s, failed %s, buckets %v, metrics %v, errors %v}", r, fl, v.Buckets, v.Metrics, v.Errors)
 	}
-	return fmt.Sprintf("{at %s, window %s, error %q, canary %s, stable %s}", m.At, m.Window, m.Error, f(m.Canary), f(m.Stable))
+	return fmt.Sprintf("{span %s..%s, window %s, error %q, canary %s, stable %s}", m.Span.From, m.Span.To, m.Window, m.Error, f(m.Canary), f(m.Stable))
 }
 
 // TestMeasureErrors checks that what goes wrong is a sentence for the status that names no URL,
@@ -200,7 +217,7 @@ func TestMeasureErrors(t *testing.T) {
 			var logs bytes.Buffer
 			url := tc.url(t)
 			p := mustNew(t, Config{URL: url + "/prom", TokenFile: tokenFile, Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-			got := p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, at)
+			got := p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, spanTo(at))
 			if got.Error != tc.want {
 				t.Errorf("Error = %q; want %q", got.Error, tc.want)
 			}
@@ -223,7 +240,7 @@ func TestMeasureSendsToken(t *testing.T) {
 	os.WriteFile(tokenFile, []byte("  first\n"), 0o600)
 	s := newServer(t, 200, vectorJSON())
 	p := mustNew(t, Config{URL: s.URL, TokenFile: tokenFile})
-	p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, at)
+	p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, spanTo(at))
 	if s.auth != "Bearer first" {
 		t.Errorf("Authorization = %q; want Bearer first", s.auth)
 	}
@@ -231,7 +248,7 @@ func TestMeasureSendsToken(t *testing.T) {
 	if changed, err := p.Reload(); !changed || err != nil {
 		t.Fatalf("Reload = %t, %v; want a change", changed, err)
 	}
-	p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, at.Add(30*time.Second))
+	p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, spanTo(at.Add(30*time.Second)))
 	if s.auth != "Bearer second" {
 		t.Errorf("after a reload, Authorization = %q; want Bearer second", s.auth)
 	}
@@ -242,7 +259,7 @@ func TestMeasureSendsToken(t *testing.T) {
 	if _, err := p.Reload(); err == nil || p.ReloadErrors() != 1 {
 		t.Errorf("Reload of a missing file = %v, %d errors; want an error counted", err, p.ReloadErrors())
 	}
-	p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, at.Add(60*time.Second))
+	p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, spanTo(at.Add(60*time.Second)))
 	if s.auth != "Bearer second" {
 		t.Errorf("after a failed reload, Authorization = %q; want the token in force, Bearer second", s.auth)
 	}
@@ -258,7 +275,7 @@ func TestReloadTemplatesAndCA(t *testing.T) {
 	pemEncode(&pemBuf, s.Certificate().Raw)
 	os.WriteFile(ca, pemBuf.Bytes(), 0o600)
 	p := mustNew(t, Config{URL: s.URL, CAFile: ca, TemplatesFile: templates})
-	if got := p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, at); got.Error != "" {
+	if got := p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, spanTo(at)); got.Error != "" {
 		t.Fatalf("over TLS with the server's CA: %q", got.Error)
 	}
 	if got := p.Templates(); !reflect.DeepEqual(got, []string{"a"}) {
@@ -279,7 +296,7 @@ func TestReloadTemplatesAndCA(t *testing.T) {
 	}
 
 	untrusted := mustNew(t, Config{URL: s.URL})
-	if got := untrusted.Measure(context.Background(), Parent{"shop", "web"}, &successRate, at); got.Error != "cannot reach Prometheus (its TLS certificate is not trusted)" {
+	if got := untrusted.Measure(context.Background(), Parent{"shop", "web"}, &successRate, spanTo(at)); got.Error != "cannot reach Prometheus (its TLS certificate is not trusted)" {
 		t.Errorf("without the CA: %q", got.Error)
 	}
 }
@@ -298,7 +315,7 @@ func TestMeasureTimeout(t *testing.T) {
 	defer close(release)
 	p := mustNew(t, Config{URL: s.URL, QueryTimeout: 100 * time.Millisecond})
 	start := time.Now()
-	got := p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, at)
+	got := p.Measure(context.Background(), Parent{"shop", "web"}, &successRate, spanTo(at))
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("Measure took %s; want about the 100ms timeout", took)
 	}
@@ -307,7 +324,7 @@ func TestMeasureTimeout(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
-	got = p.Measure(ctx, Parent{"shop", "other"}, &successRate, at)
+	got = p.Measure(ctx, Parent{"shop", "other"}, &successRate, spanTo(at))
 	if want := "the hook call ended before Prometheus answered"; got.Error != want {
 		t.Errorf("with the call's context ending first, Error = %q; want %q", got.Error, want)
 	}
@@ -335,7 +352,7 @@ func (b *blockingRoundTripper) RoundTrip(req *http.Request) (*http.Response, err
 	case <-req.Context().Done():
 		return nil, req.Context().Err()
 	case <-b.release:
-		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader(vectorJSON(sample{"requests", "", "canary", "1"}))), Request: req}, nil
+		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader(vectorJSON(sample{"requests", "", "canary", "1", ""}))), Request: req}, nil
 	}
 }
 
@@ -349,7 +366,9 @@ func TestMeasureConcurrencyBound(t *testing.T) {
 		var wg stdsync.WaitGroup
 		results := make([]canary.Measurement, 6)
 		for i := range results {
-			wg.Go(func() { results[i] = p.Measure(t.Context(), Parent{"shop", fmt.Sprint("web", i)}, &successRate, at) })
+			wg.Go(func() {
+				results[i] = p.Measure(t.Context(), Parent{"shop", fmt.Sprint("web", i)}, &successRate, spanTo(at))
+			})
 		}
 		synctest.Wait()
 		if n := rt.inflight.Load(); n != 2 {
@@ -381,9 +400,9 @@ func TestMeasureBusy(t *testing.T) {
 		start := time.Now()
 		var wg stdsync.WaitGroup
 		var first, second canary.Measurement
-		wg.Go(func() { first = p.Measure(t.Context(), Parent{"shop", "a"}, &successRate, at) })
+		wg.Go(func() { first = p.Measure(t.Context(), Parent{"shop", "a"}, &successRate, spanTo(at)) })
 		synctest.Wait()
-		wg.Go(func() { second = p.Measure(t.Context(), Parent{"shop", "b"}, &successRate, at) })
+		wg.Go(func() { second = p.Measure(t.Context(), Parent{"shop", "b"}, &successRate, spanTo(at)) })
 		wg.Wait()
 		if took := time.Since(start); took != DefaultQueryTimeout {
 			t.Errorf("took %s; want the timeout, %s", took, DefaultQueryTimeout)
@@ -413,29 +432,29 @@ func TestMeasureOncePerCheck(t *testing.T) {
 		p.now = func() time.Time { return now }
 		var wg stdsync.WaitGroup
 		for range 20 {
-			wg.Go(func() { p.Measure(t.Context(), Parent{"shop", "web"}, &successRate, at) })
+			wg.Go(func() { p.Measure(t.Context(), Parent{"shop", "web"}, &successRate, spanTo(at)) })
 		}
 		synctest.Wait()
 		close(rt.release)
 		wg.Wait()
 		for range 5 {
-			if m := p.Measure(t.Context(), Parent{"shop", "web"}, &successRate, at); m.Canary.Requests == nil {
+			if m := p.Measure(t.Context(), Parent{"shop", "web"}, &successRate, spanTo(at)); m.Canary.Requests == nil {
 				t.Errorf("from memory: %s", show(m))
 			}
 		}
 		if n := rt.calls.Load(); n != 1 {
 			t.Errorf("%d queries for 25 calls of one check; want 1", n)
 		}
-		p.Measure(t.Context(), Parent{"shop", "web"}, &successRate, at.Add(30*time.Second))
+		p.Measure(t.Context(), Parent{"shop", "web"}, &successRate, spanTo(at.Add(30*time.Second)))
 		other := successRate
 		other.WindowSeconds = ptr[int32](60)
-		p.Measure(t.Context(), Parent{"shop", "web"}, &other, at)
-		p.Measure(t.Context(), Parent{"shop", "web2"}, &successRate, at)
+		p.Measure(t.Context(), Parent{"shop", "web"}, &other, spanTo(at))
+		p.Measure(t.Context(), Parent{"shop", "web2"}, &successRate, spanTo(at))
 		if n := rt.calls.Load(); n != 4 {
 			t.Errorf("%d queries; want 4: a new check time, a new analysis and another WebApp are each queried", n)
 		}
 		now = at.Add(60 * time.Second)
-		p.Measure(t.Context(), Parent{"shop", "web"}, &successRate, at)
+		p.Measure(t.Context(), Parent{"shop", "web"}, &successRate, spanTo(at))
 		if n := rt.calls.Load(); n != 5 {
 			t.Errorf("%d queries; want 5: a check two intervals old is queried again", n)
 		}
@@ -462,11 +481,11 @@ func TestMeasurementsBounded(t *testing.T) {
 }
 
 func TestRead(t *testing.T) {
-	got, _, err := read(model.Vector{})
+	got, _, err := read(model.Vector{}, 1000)
 	if err != nil || !reflect.DeepEqual(got, canary.Values{}) {
 		t.Errorf("an empty vector: %v, %v", got, err)
 	}
-	if _, _, err := read(&model.Scalar{}); err == nil {
+	if _, _, err := read(&model.Scalar{}, 1000); err == nil {
 		t.Error("a scalar reads")
 	}
 }

@@ -156,35 +156,35 @@ templates:
 		wantErrors map[string]string
 	}{
 		{
-			name: "success rate",
+			name: "success rate: the requests since the step began, and those answered 5xx",
 			a:    webappv1.CanaryAnalysis{Metrics: []webappv1.CanaryMetric{{Name: "request-success-rate", ThresholdRange: webappv1.ThresholdRange{Min: ptr(99.0)}}}},
 			want: []string{
-				lr(`sum(increase(traefik_service_requests_total{`+canarySel+`}[30s]))`, "requests", "", "canary"),
-				lr(`100 * (sum(rate(traefik_service_requests_total{`+canarySel+`, code!~"5.."}[30s])) or vector(0)) / sum(rate(traefik_service_requests_total{`+canarySel+`}[30s]))`, "metric", "request-success-rate", "canary"),
+				lr(`sum(increase(traefik_service_requests_total{`+canarySel+`}[600s]))`, "requests", "", "canary"),
+				lr(`sum(increase(traefik_service_requests_total{`+canarySel+`, code=~"5.."}[600s]))`, "failed", "", "canary"),
 			},
 		},
 		{
-			name: "duration at a quantile, in a window of its own",
+			name: "duration: the histogram since the step began, whatever the window",
 			a: webappv1.CanaryAnalysis{IntervalSeconds: ptr[int32](20), WindowSeconds: ptr[int32](60), Metrics: []webappv1.CanaryMetric{
 				{Name: "request-duration", Quantile: ptr(0.95), ThresholdRange: webappv1.ThresholdRange{Max: ptr(500.0)}},
 			}},
 			want: []string{
-				lr(`sum(increase(traefik_service_requests_total{`+canarySel+`}[60s]))`, "requests", "", "canary"),
-				lr(`histogram_quantile(0.95, sum by (le) (rate(traefik_service_request_duration_seconds_bucket{`+canarySel+`}[60s]))) * 1000`, "metric", "request-duration", "canary"),
+				lr(`sum(increase(traefik_service_requests_total{`+canarySel+`}[600s]))`, "requests", "", "canary"),
+				lr(`sum by (le) (increase(traefik_service_request_duration_seconds_bucket{`+canarySel+`}[600s]))`, "buckets", "", "canary"),
 			},
 		},
 		{
-			name: "compared with the stable version, and a template",
+			name: "compared with the stable version, and a template over its window",
 			a: webappv1.CanaryAnalysis{Metrics: []webappv1.CanaryMetric{
 				{Name: "request-duration", ThresholdRange: webappv1.ThresholdRange{Max: ptr(500.0)}, Stable: &webappv1.StableComparison{MaxDifference: 100}},
 				{Name: "errs", TemplateRef: &webappv1.MetricTemplateRef{Name: "errors"}, ThresholdRange: webappv1.ThresholdRange{Max: ptr(1.0)}},
 			}},
 			want: []string{
-				lr(`sum(increase(traefik_service_requests_total{`+canarySel+`}[30s]))`, "requests", "", "canary"),
-				lr(`histogram_quantile(0.99, sum by (le) (rate(traefik_service_request_duration_seconds_bucket{`+canarySel+`}[30s]))) * 1000`, "metric", "request-duration", "canary"),
-				lr(`histogram_quantile(0.99, sum by (le) (rate(traefik_service_request_duration_seconds_bucket{`+stableSel+`}[30s]))) * 1000`, "metric", "request-duration", "stable"),
+				lr(`sum(increase(traefik_service_requests_total{`+canarySel+`}[600s]))`, "requests", "", "canary"),
+				lr(`sum by (le) (increase(traefik_service_request_duration_seconds_bucket{`+canarySel+`}[600s]))`, "buckets", "", "canary"),
+				lr(`sum(increase(traefik_service_requests_total{`+stableSel+`}[600s]))`, "requests", "", "stable"),
+				lr(`sum by (le) (increase(traefik_service_request_duration_seconds_bucket{`+stableSel+`}[600s]))`, "buckets", "", "stable"),
 				lr(`sum(rate(errors_total{namespace="shop", service="web-canary"}[30s]))`, "metric", "errs", "canary"),
-				lr(`sum(increase(traefik_service_requests_total{`+stableSel+`}[30s]))`, "requests", "", "stable"),
 			},
 		},
 		{
@@ -192,12 +192,12 @@ templates:
 			a: webappv1.CanaryAnalysis{Metrics: []webappv1.CanaryMetric{
 				{Name: "budget", TemplateRef: &webappv1.MetricTemplateRef{Name: "nope"}, ThresholdRange: webappv1.ThresholdRange{Max: ptr(1.0)}},
 			}},
-			want:       []string{lr(`sum(increase(traefik_service_requests_total{`+canarySel+`}[30s]))`, "requests", "", "canary")},
+			want:       []string{lr(`sum(increase(traefik_service_requests_total{`+canarySel+`}[600s]))`, "requests", "", "canary")},
 			wantErrors: map[string]string{"budget": `template "nope": the hook's analysis templates define no such template`},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, errs := Query(&Traefik, templates, "shop", "web", &tc.a)
+			got, errs := Query(&Traefik, templates, "shop", "web", &tc.a, 10*time.Minute)
 			if want := strings.Join(tc.want, "\nor\n"); got != want {
 				t.Errorf("query:\n%s\nwant:\n%s", got, want)
 			}
@@ -231,7 +231,7 @@ templates:
 		{Name: "t", TemplateRef: &webappv1.MetricTemplateRef{Name: "t"}, ThresholdRange: webappv1.ThresholdRange{Max: ptr(9.0)}},
 	}}
 	for _, name := range []string{"web", "a.b", `x"}) or vector(1) #`, `back\slash`, "new\nline", "$1"} {
-		q, _ := Query(&Traefik, templates, "ns", name, a)
+		q, _ := Query(&Traefik, templates, "ns", name, a, time.Minute)
 		var stack []byte
 		open := map[byte]byte{')': '(', '}': '{', ']': '['}
 		for i := 0; i < len(q); i++ {

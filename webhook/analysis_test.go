@@ -26,16 +26,16 @@ type fakeMeasurer struct {
 
 type measureCall struct {
 	parent analysis.Parent
-	at     time.Time
+	span   canary.Span
 	a      *webappv1.CanaryAnalysis
 }
 
-func (f *fakeMeasurer) Measure(ctx context.Context, parent analysis.Parent, a *webappv1.CanaryAnalysis, at time.Time) canary.Measurement {
+func (f *fakeMeasurer) Measure(ctx context.Context, parent analysis.Parent, a *webappv1.CanaryAnalysis, span canary.Span) canary.Measurement {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.calls = append(f.calls, measureCall{parent, at, a})
+	f.calls = append(f.calls, measureCall{parent, span, a})
 	m := f.m
-	m.At, m.Window = at, a.Window()
+	m.Span, m.Window = span, a.Window()
 	return m
 }
 
@@ -65,8 +65,8 @@ func analysisRequest(t *testing.T, checkTime time.Time) (string, time.Time) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The canary started a minute before its pause (its pod took that long), so that the check
-	// at the pause, whose window is 30 s, measures the canary's own requests (canary.Due).
+	// The canary started a minute before its pause (its pod took that long); its step's first
+	// check is 3 s after the pause starts, and judges the requests since the step began.
 	st["stepStartTime"] = pause.Add(-time.Minute).Format(time.RFC3339)
 	out, _ := json.Marshal(req)
 	return string(out), pause
@@ -93,10 +93,10 @@ func checkOf(t *testing.T, body []byte) *webappv1.AnalysisStatus {
 // answer that judged a measurement is never served from the answer cache.
 func TestAnalysisMeasured(t *testing.T) {
 	body, pause := analysisRequest(t, time.Time{})
-	now := pause.Add(700 * time.Millisecond)
-	at := time.Unix(now.Unix()-now.Unix()%30, 0).UTC()
-	requests := 120.0
-	fake := &fakeMeasurer{m: canary.Measurement{Canary: canary.Values{Requests: &requests, Metrics: map[string]float64{"request-success-rate": 99.5}}}}
+	now := pause.Add(3700 * time.Millisecond)
+	at := pause.Add(canary.FirstCheckDelay)
+	requests, failed := 1200.0, 1.0
+	fake := &fakeMeasurer{m: canary.Measurement{Canary: canary.Values{Requests: &requests, Failed: &failed}}}
 	h := webhook.New(webhook.Options{CacheBytes: webhook.DefaultCacheBytes, Now: func() time.Time { return now }, Analysis: fake})
 
 	rec := serve(h, "POST", "/sync", body)
@@ -106,8 +106,8 @@ func TestAnalysisMeasured(t *testing.T) {
 	if len(fake.calls) != 1 {
 		t.Fatalf("%d measurements; want 1", len(fake.calls))
 	}
-	if c := fake.calls[0]; c.parent != (analysis.Parent{Namespace: "default", Name: "hello"}) || !c.at.Equal(at) || c.a == nil || len(c.a.Metrics) != 1 {
-		t.Errorf("measured %+v at %s; want the WebApp's analysis at %s", c.parent, c.at, at)
+	if c := fake.calls[0]; c.parent != (analysis.Parent{Namespace: "default", Name: "hello"}) || !c.span.To.Equal(at) || !c.span.From.Equal(pause.Add(-time.Minute)) || c.a == nil || len(c.a.Metrics) != 1 {
+		t.Errorf("measured %+v over %s..%s; want the WebApp's analysis over the step so far, up to %s", c.parent, c.span.From, c.span.To, at)
 	}
 	rec2 := checkOf(t, rec.Body.Bytes())
 	if rec2 == nil || !rec2.CheckTime.Time.Equal(at) || rec2.Result != webappv1.CheckPassed {
@@ -138,7 +138,7 @@ func TestAnalysisMeasured(t *testing.T) {
 // inconclusive, and says why.
 func TestAnalysisWithoutPrometheus(t *testing.T) {
 	body, pause := analysisRequest(t, time.Time{})
-	h := webhook.New(webhook.Options{Now: func() time.Time { return pause.Add(time.Second) }})
+	h := webhook.New(webhook.Options{Now: func() time.Time { return pause.Add(4 * time.Second) }})
 	rec := serve(h, "POST", "/sync", body)
 	c := checkOf(t, rec.Body.Bytes())
 	if c == nil || c.Result != webappv1.CheckInconclusive || !strings.Contains(c.Message, "no Prometheus") {
@@ -164,7 +164,7 @@ func TestAnalysisSlowPrometheus(t *testing.T) {
 		t.Fatal(err)
 	}
 	body, pause := analysisRequest(t, time.Time{})
-	h := webhook.New(webhook.Options{Now: func() time.Time { return pause.Add(time.Second) }, Analysis: p})
+	h := webhook.New(webhook.Options{Now: func() time.Time { return pause.Add(4 * time.Second) }, Analysis: p})
 	start := time.Now()
 	rec := serve(h, "POST", "/sync", body)
 	if took := time.Since(start); took > time.Second {

@@ -123,10 +123,10 @@ type Options struct {
 }
 
 // Measurer measures a check of a canary's analysis: analysis.Prometheus does. Measure returns
-// what it measured of parent's canary for the check at time at (canary.Due's) of analysis a, or
+// what it measured of parent's canary for the check over span (canary.Due's) of analysis a, or
 // a Measurement whose Error says why nothing could be measured; it never fails the call.
 type Measurer interface {
-	Measure(ctx context.Context, parent analysis.Parent, a *webappv1.CanaryAnalysis, at time.Time) canary.Measurement
+	Measure(ctx context.Context, parent analysis.Parent, a *webappv1.CanaryAnalysis, span canary.Span) canary.Measurement
 }
 
 // Handler routes hook and health requests. Its metrics are served by another handler,
@@ -425,11 +425,11 @@ func (h *Handler) measure(ctx context.Context, req *sync.Request, now time.Time)
 		return false
 	}
 	plan := p.Spec.Rollout.Canary
-	at, due := canary.Due(plan, p.Canary, now)
+	span, due := canary.Due(plan, p.Canary, now)
 	if !due || h.opts.Analysis == nil {
 		return due
 	}
-	m := h.opts.Analysis.Measure(ctx, analysis.Parent{Namespace: p.Namespace, Name: p.Name}, plan.Analysis, at)
+	m := h.opts.Analysis.Measure(ctx, analysis.Parent{Namespace: p.Namespace, Name: p.Name}, plan.Analysis, span)
 	req.Measurement = &m
 	return true
 }
