@@ -10,7 +10,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
@@ -63,9 +65,18 @@ const simHorizon = 24 * 3600.0
 // simSigma is the log-normal's sigma of request durations: a median 1/10.2 of the p99.
 const simSigma = 1.0
 
-// simFirstCheckDelay is the sequential judge's FirstCheckDelay, in seconds, until canary.Due
-// says it.
-const simFirstCheckDelay = 3.0
+// simFirstCheckDelay is canary.FirstCheckDelay, in seconds.
+var simFirstCheckDelay = canary.FirstCheckDelay.Seconds()
+
+// simEpoch is the time of the first run's release, for canary.Judge's and canary.Due's spans.
+var simEpoch = time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Runs checked against canary.Judge and canary.Due, in each chunk of runs (simulate): every check
+// of the first runs, until judgeEvery checks were, and the checks that pass or fail of the first
+// judgeDecisive runs. Judge writes the status's messages (about 10 µs a call, 45 µs with -race),
+// too slow for the millions of checks simulated: the simulation judges them with Share.Test as
+// Judge does, and these runs show that both find the same.
+const judgeEvery, judgeDecisive = 100, 50
 
 // Request-duration's histogram boundaries, in seconds: Traefik's defaults, and the finer
 // defaults of Prometheus's client libraries (which have the example's max, 0.5 s, as a
@@ -147,6 +158,8 @@ type simPlan struct {
 	// max is request-duration's max, in seconds, and quantile its quantile.
 	max, quantile     float64
 	inconclusiveAfter float64
+	// spec is the example's canary.
+	spec *webappv1.Canary
 }
 
 // readExamplePlan reads examples/canary-analysis.yaml's canary, and fails unless it is the shape
@@ -164,7 +177,7 @@ func readExamplePlan(t *testing.T) simPlan {
 	}
 	c := w.Spec.Rollout.Canary
 	a := c.Analysis
-	p := simPlan{interval: a.Interval().Seconds(), least: int64(a.Requests()), maxFailed: int(*c.MaxFailedChecks)}
+	p := simPlan{interval: a.Interval().Seconds(), least: int64(a.Requests()), maxFailed: int(*c.MaxFailedChecks), spec: c}
 	after, _ := a.Inconclusive()
 	p.inconclusiveAfter = after.Seconds()
 	for _, s := range c.Steps {
@@ -197,6 +210,9 @@ type mix struct {
 	// histogram's linear interpolation, (upper - max) / (upper - lower); 0 when max is a
 	// boundary.
 	slowShare float64
+	// lower and upper bound the bucket that holds max, in seconds (upper +Inf when max is above
+	// every boundary).
+	lower, upper float64
 }
 
 func newMix(v version, buckets []float64, max, quantile float64) mix {
@@ -218,7 +234,7 @@ func newMix(v version, buckets []float64, max, quantile float64) mix {
 		return 0.5 * math.Erfc(-(math.Log(x)-mu)/(simSigma*math.Sqrt2))
 	}
 	lat := [3]float64{cdf(lower), cdf(upper) - cdf(lower), 1 - cdf(upper)}
-	var m mix
+	m := mix{lower: lower, upper: upper}
 	for e, pe := range [2]float64{1 - v.errors, v.errors} {
 		for l, pl := range lat {
 			m.p[3*e+l] = pe * pl
@@ -323,6 +339,9 @@ const (
 	failed
 )
 
+func (v verdict) String() string { return [...]string{"Inconclusive", "Passed", "Failed"}[v] }
+
+// fromResult is a check's verdict from its result: Held is inconclusive.
 func fromResult(r webappv1.CheckResult) verdict {
 	switch r {
 	case webappv1.CheckPassed:
@@ -371,6 +390,10 @@ type simulation struct {
 	canary, stbl mix
 	// reach is, by step, the chance that a window of the step has minRequests of the canary's.
 	reach []float64
+	// runs counts the runs so far; judged, the checks canary.Judge judged too; differences says
+	// where it found otherwise than the simulation, or canary.Due scheduled otherwise.
+	runs, judged int
+	differences  []string
 }
 
 func newSimulation(plan simPlan, row simRow, rate float64, judge judgeKind, abortAfter bool) *simulation {
@@ -407,6 +430,10 @@ type runner struct {
 	last, stableDrawn float64 // the canary's requests are drawn up to last (a step time)
 	// lam and limit cache Knuth's exp(-lam) for the interval's span.
 	lam, limit float64
+	// every and decisive: this run's checks are checked against canary.Judge, all of them or
+	// those that pass or fail; record is the latest check Judge recorded at the step.
+	every, decisive bool
+	record          *webappv1.AnalysisStatus
 }
 
 // poisson is poisson with the last mean's exp(-lam) kept: most spans are one interval.
@@ -505,13 +532,17 @@ func (u *runner) finish(e ending, at float64, failDecided bool) outcome {
 func (s *simulation) run(r *rand.Rand) outcome {
 	p := &s.plan
 	u := &runner{simulation: s, r: r, o: outcome{firstFail: -1, passedInTime: true}}
+	if s.judge == judgeSequential {
+		u.every, u.decisive = s.judged < judgeEvery, s.runs < judgeDecisive
+	}
+	s.runs++
 	failedChecks := 0    // towards maxFailedChecks
 	failDecided := false // whether the first check with failGoal requests has been seen
 	since := -1.0        // the first check of an unbroken run of inconclusive checks
 	for i := range p.weights {
 		u.rate = s.rate * p.weights[i] / p.weights[0]
 		u.stableRate = s.rate * (100 - p.weights[i]) / p.weights[0]
-		u.step, u.stable, u.last, u.stableDrawn = tally{}, tally{}, 0, 0
+		u.step, u.stable, u.last, u.stableDrawn, u.record = tally{}, tally{}, 0, 0, nil
 		pause := p.pauses[i]
 		latest := inconclusive
 		passDecided := false
@@ -537,7 +568,7 @@ func (s *simulation) run(r *rand.Rand) outcome {
 			// While the sequential judge's checks stay inconclusive and few requests come, skip
 			// the checks that get none: the number of them is geometric.
 			var arrived int64 = -1
-			if cached && latest == inconclusive && u.rate*p.interval < 3 {
+			if cached && latest == inconclusive && u.rate*p.interval < 3 && !u.every {
 				skip := math.Floor(math.Log(u.r.Float64()) / (-u.rate * p.interval))
 				skip = min(skip, (simHorizon-u.t)/p.interval+1)
 				if skip > 0 {
@@ -580,11 +611,14 @@ func (s *simulation) run(r *rand.Rand) outcome {
 				}
 				if cached && d.n == 0 {
 					v = latest
-					break
+				} else {
+					var asked bool
+					v, asked = s.sequential(u, c)
+					cached = !asked
 				}
-				var asked bool
-				v, asked = s.sequential(u, c)
-				cached = !asked
+				if u.every || u.decisive && v != inconclusive {
+					u.compare(i, c, v)
+				}
 			default:
 				w := u.advance(c)
 				if s.judge == judgeWindow {
@@ -630,6 +664,55 @@ func (s *simulation) run(r *rand.Rand) outcome {
 		}
 	}
 	return u.finish(promoted, u.t, failDecided)
+}
+
+// compare judges the check at step time c of step i with canary.Judge, from the counts the
+// simulation judged (the stable version's drawn now if they were not), and notes where it finds
+// otherwise than v, or canary.Due does not make it the check due at c.
+func (u *runner) compare(i int, c float64, v verdict) {
+	p := &u.plan
+	from := simEpoch.Add(time.Duration(u.t * float64(time.Second)))
+	span := canary.Span{From: from, To: from.Add(time.Duration(c * float64(time.Second)))}
+	m := &canary.Measurement{Span: span, Window: p.spec.Analysis.Window(),
+		Canary: u.values(u.step, &u.canary), Stable: u.values(u.stableSince(0, c), nil)}
+	rec := canary.Judge(p.spec.Analysis, m, span)
+	u.judged++
+	got := fromResult(rec.Result)
+	if got != v {
+		u.differences = append(u.differences, fmt.Sprintf("step %d at %v: canary.Judge found %s (%s), the simulation %v; canary %+v, stable %+v",
+			i, c, rec.Result, rec.Message, v, u.step, u.stable))
+	}
+	start := metav1.NewTime(from)
+	st := &webappv1.CanaryStatus{Phase: webappv1.CanaryProgressing, Step: int32(i), StepStartTime: &start, PauseStartTime: &start, Analysis: u.record}
+	if due, ok := canary.Due(p.spec, st, span.To); !ok || due != span {
+		u.differences = append(u.differences, fmt.Sprintf("step %d at %v: canary.Due gives %v, %v; the simulation's check is %v", i, c, due, ok, span))
+	}
+	if _, ok := canary.Due(p.spec, st, span.To.Add(-time.Second)); ok && u.every { // with the record of every check before
+		u.differences = append(u.differences, fmt.Sprintf("step %d: canary.Due makes a check due before the simulation's at %v", i, span.To))
+	}
+	u.record = rec
+}
+
+// values are a version's counts as the edge measures them: its requests, those answered 5xx
+// (nil when none was, as the query finds no series), and, with a mix, the cumulative histogram
+// at the bounds of the bucket that holds max (the others do not change what Judge finds).
+func (u *runner) values(t tally, m *mix) canary.Values {
+	f := func(x int64) *float64 { v := float64(x); return &v }
+	v := canary.Values{Requests: f(t.n)}
+	if t.bad > 0 {
+		v.Failed = f(t.bad)
+	}
+	if m != nil {
+		fast := float64(t.n - t.mid - t.slow)
+		if m.lower > 0 {
+			v.Buckets = append(v.Buckets, canary.Bucket{UpperBound: 1000 * m.lower, Count: fast})
+		}
+		if !math.IsInf(m.upper, 1) {
+			v.Buckets = append(v.Buckets, canary.Bucket{UpperBound: 1000 * m.upper, Count: fast + float64(t.mid)})
+		}
+		v.Buckets = append(v.Buckets, canary.Bucket{UpperBound: math.Inf(1), Count: float64(t.n)})
+	}
+	return v
 }
 
 // atLeastOne draws from a Poisson distribution of mean lam, given that it is at least 1, by
@@ -920,9 +1003,12 @@ func TestJudgeSimulation(t *testing.T) {
 			}
 		}
 	}
-	simulate(plan, cells)
+	judged, differences := simulate(plan, cells)
+	if len(differences) > 0 {
+		t.Errorf("canary.Judge or canary.Due found otherwise than the simulation at %d of the %d checks both judged, first:\n%s", len(differences), judged, strings.Join(differences[:min(len(differences), 10)], "\n"))
+	}
 	tables := simTables(plan, cells)
-	t.Log("\n" + tables)
+	t.Logf("%d checks judged by canary.Judge too, as the simulation did\n%s", judged, tables)
 	for _, c := range cells {
 		row := &simRows[c.row]
 		if c.judge == judgeSequential && !c.abort && !c.sum.met(row) {
@@ -955,8 +1041,9 @@ func TestJudgeSimulation(t *testing.T) {
 
 // simulate runs every cell's simulation: each cell's runs in chunks, each chunk with a random
 // stream of its own (the same for every judge), so that the cores share the longest cells too.
-func simulate(plan simPlan, cells []*simCell) {
+func simulate(plan simPlan, cells []*simCell) (judged int, differences []string) {
 	const chunks = 4
+	var mu sync.Mutex
 	type chunk struct {
 		c    *simCell
 		i    int
@@ -976,6 +1063,10 @@ func simulate(plan simPlan, cells []*simCell) {
 				for i := range w.outs {
 					w.outs[i] = s.run(r)
 				}
+				mu.Lock()
+				judged += s.judged
+				differences = append(differences, s.differences...)
+				mu.Unlock()
 			}
 		})
 	}
@@ -990,6 +1081,7 @@ func simulate(plan simPlan, cells []*simCell) {
 	for ci, c := range cells {
 		c.sum = summarize(outs[ci])
 	}
+	return judged, differences
 }
 
 // simTables writes the simulation's tables in Markdown: one a row, the three judges side by
