@@ -23,9 +23,11 @@ import (
 // traffic, through every check of every step of the shipped example's plan
 // (examples/canary-analysis.yaml), judged three ways on the same model and seeds:
 //
-//   - the sequential judge (canary.Share.Test on the canary's requests since its step began; a
-//     step's first check FirstCheckDelay after its weight is in place, then one every interval; a
-//     failed check of a built-in metric aborts at once);
+//   - the sequential judge, canary.Judge's: each built-in metric's claims tested by
+//     canary.Share.Test on the canary's requests since its step began; a step's first check
+//     canary.FirstCheckDelay after its weight is in place, then one every interval; a failed
+//     check of a built-in metric aborts at once. The simulation judges with Share.Test as Judge
+//     does, and checks a sample of its checks against Judge and Due (judgeEvery);
 //   - today's per-window judge (canary/analysis.go's judge as of 19a7015): each check judges the
 //     last windowSeconds alone, with minRequests per window, a value outside its range fails
 //     unless the stable comparison excuses it, and maxFailedChecks failures abort;
@@ -46,17 +48,17 @@ import (
 // start with the step, which is as well as those judges can do: a window that straddles the
 // weight's change has fewer of the canary's requests.
 //
-// Two shortcuts keep the test within seconds, and change no outcome: while the sequential judge
-// is inconclusive, the checks that get no new request are skipped (their number is geometric,
-// and the verdict cannot change without a request); and a per-window judge at a step whose
-// windows reach minRequests with a chance below one in a million over the whole horizon is held
-// there to the horizon without drawing each window.
+// Two shortcuts keep the test within seconds. While the sequential judge is inconclusive, the
+// checks that get no new request are skipped: their number is geometric, and the verdict cannot
+// change without a request. A per-window judge at a step whose windows reach minRequests with a
+// chance below one in a million over the whole horizon is held there to the horizon without
+// drawing each window: that changes an outcome with a chance below one in a million a run.
 
 // simRuns is how many canaries each row simulates at each rate.
 const simRuns = 10_000
 
-// simSeed seeds every row; each row and rate draws from a stream of its own (rand.NewPCG(simSeed,
-// stream)), the same for the three judges.
+// simSeed seeds every simulation: each row, rate and chunk of runs draws from a stream of its own
+// (rand.NewPCG(simSeed, stream)), the same for the three judges.
 const simSeed = 42
 
 // simHorizon ends a run still held at a step: 24 hours after the release.
