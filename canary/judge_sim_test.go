@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -392,6 +393,8 @@ type simulation struct {
 	canary, stbl mix
 	// reach is, by step, the chance that a window of the step has minRequests of the canary's.
 	reach []float64
+	// jumps lets the runs of a good canary jump (runner.jump); TestSimJump turns it off.
+	jumps bool
 	// runs counts the runs so far; judged, the checks canary.Judge judged too; differences says
 	// where it found otherwise than the simulation, or canary.Due scheduled otherwise.
 	runs, judged int
@@ -399,7 +402,7 @@ type simulation struct {
 }
 
 func newSimulation(plan simPlan, row simRow, rate float64, judge judgeKind, abortAfter bool) *simulation {
-	s := &simulation{plan: plan, row: row, rate: rate, judge: judge, abortAfter: abortAfter,
+	s := &simulation{plan: plan, row: row, rate: rate, judge: judge, abortAfter: abortAfter, jumps: true,
 		canary: newMix(row.canary, row.buckets, plan.max, plan.quantile),
 		stbl:   newMix(simHealthy, row.buckets, plan.max, plan.quantile)}
 	for _, w := range plan.weights {
@@ -436,6 +439,10 @@ type runner struct {
 	// those that pass or fail; record is the latest check Judge recorded at the step.
 	every, decisive bool
 	record          *webappv1.AnalysisStatus
+	// passKey and passN: with the step's requests other than quick good ones as in passKey, the
+	// checks pass from passN requests on (0 when not by passGoal).
+	passKey tally
+	passN   int64
 }
 
 // poisson is poisson with the last mean's exp(-lam) kept: most spans are one interval.
@@ -458,39 +465,44 @@ func (u *runner) poisson(lam float64) int64 {
 // drawn as an independent Poisson, which is the same distribution. n, when not negative, is the
 // total already drawn.
 func (u *runner) draw(m *mix, lam float64, n int64) tally {
-	var kinds [6]int64
+	var t tally
 	switch {
 	case n >= 0 || lam < 30:
 		if n < 0 {
 			n = u.poisson(lam)
 		}
 		for range n {
-			x := u.r.Float64()
-			k := 0
-			for k < 5 && x >= m.cum[k] {
-				k++
-			}
-			kinds[k]++
+			t.addKind(m.kind(u.r.Float64()), 1)
 		}
 	default:
 		for k, p := range m.p {
-			kinds[k] = poisson(u.r, lam*p)
-		}
-	}
-	var t tally
-	for k, c := range kinds {
-		t.n += c
-		if k >= 3 {
-			t.bad += c
-		}
-		switch k % 3 {
-		case 1:
-			t.mid += c
-		case 2:
-			t.slow += c
+			t.addKind(k, poisson(u.r, lam*p))
 		}
 	}
 	return t
+}
+
+// kind is the kind of request (mix.p's order) that a uniform draw x in [0, 1) falls on.
+func (m *mix) kind(x float64) int {
+	k := 0
+	for k < 5 && x >= m.cum[k] {
+		k++
+	}
+	return k
+}
+
+// addKind counts c more requests of kind k (mix.p's order).
+func (t *tally) addKind(k int, c int64) {
+	t.n += c
+	if k >= 3 {
+		t.bad += c
+	}
+	switch k % 3 {
+	case 1:
+		t.mid += c
+	case 2:
+		t.slow += c
+	}
 }
 
 // advance draws the canary's requests up to at (a step time), and returns them.
@@ -567,10 +579,22 @@ func (s *simulation) run(r *rand.Rand) outcome {
 			if s.judge == judgeSequential {
 				c = simFirstCheckDelay + p.interval*float64(k)
 			}
-			// While the sequential judge's checks stay inconclusive and few requests come, skip
-			// the checks that get none: the number of them is geometric.
+			// While the sequential judge's checks stay inconclusive, a good canary's run goes
+			// straight to the check that passes or that sees a request other than a quick good
+			// one (jump), and otherwise, while few requests come, skips the checks that get none:
+			// their number is geometric.
 			var arrived int64 = -1
-			if cached && latest == inconclusive && u.rate*p.interval < 3 && !u.every {
+			var jumped *tally
+			if cached && latest == inconclusive && !u.every && s.jumps && !s.abortAfter && s.row.goal == passes {
+				var horizon bool
+				if jumped, c, horizon = u.jump(c); horizon {
+					return u.finish(held, simHorizon, failDecided)
+				}
+				if jumped != nil {
+					k = int(math.Round((c - simFirstCheckDelay) / p.interval))
+				}
+			}
+			if jumped == nil && cached && latest == inconclusive && u.rate*p.interval < 3 && !u.every {
 				skip := math.Floor(math.Log(u.r.Float64()) / (-u.rate * p.interval))
 				skip = min(skip, (simHorizon-u.t)/p.interval+1)
 				if skip > 0 {
@@ -606,9 +630,12 @@ func (s *simulation) run(r *rand.Rand) outcome {
 			switch s.judge {
 			case judgeSequential:
 				var d tally
-				if arrived == 0 {
+				switch {
+				case jumped != nil:
+					d = u.count(*jumped, c)
+				case arrived == 0:
 					d = u.count(u.draw(&s.canary, 0, atLeastOne(u.r, u.rate*(c-u.last))), c)
-				} else {
+				default:
 					d = u.advance(c)
 				}
 				if cached && d.n == 0 {
@@ -666,6 +693,112 @@ func (s *simulation) run(r *rand.Rand) outcome {
 		}
 	}
 	return u.finish(promoted, u.t, failDecided)
+}
+
+// jump takes a sequential judge's run, inconclusive at its step's check before c (the k'th,
+// not yet drawn), straight to its next check that can find otherwise: the first that has the
+// requests to pass (passN), or that sees a request other than a quick good one ("clean": not
+// 5xx, and at most the lower bound of the bucket that holds max). Until then only clean requests
+// come, and with more of them the sequential test can only pass, never fail (each lowers its
+// likelihood ratio). It draws the time of the next other request (exponential), and that of the
+// clean one that brings passN (gamma), and returns the requests up to the first check after
+// either, and that check's time; nil when there is no such passN. At the horizon it counts the
+// requests up to it, and says so.
+func (u *runner) jump(c float64) (d *tally, at float64, horizon bool) {
+	p := &u.plan
+	t := u.step
+	if key := (tally{bad: t.bad, mid: t.mid, slow: t.slow}); key != u.passKey || u.passN == 0 {
+		u.passKey, u.passN = key, 0
+		pass := func(n int64) bool {
+			x := t
+			x.n = n
+			success, duration := u.claims(x)
+			return success == passed && duration == passed
+		}
+		if pass(passGoal) {
+			u.passN = t.n + 1 + int64(sort.Search(int(passGoal-t.n), func(i int) bool { return pass(t.n + 1 + int64(i)) }))
+		}
+	}
+	if u.passN == 0 || u.passN <= t.n {
+		return nil, c, false
+	}
+	c0, p0 := u.last, u.canary.p[0]
+	rc, rx := u.rate*p0, u.rate*(1-p0)
+	need := u.passN - t.n
+	tc, tx := c0+gamma(u.r, float64(need))/rc, math.Inf(1)
+	if rx > 0 {
+		tx = c0 + u.r.ExpFloat64()/rx
+	}
+	checkAt := func(x float64) float64 {
+		return max(c, simFirstCheckDelay+math.Ceil((x-simFirstCheckDelay)/p.interval)*p.interval)
+	}
+	land := min(checkAt(tc), checkAt(tx))
+	if u.t+land > simHorizon {
+		land, horizon = simHorizon-u.t, true
+	}
+	// The requests up to land: clean ones, given tc; others from tx.
+	var got tally
+	if tc <= land {
+		got.addKind(0, need+u.poisson(rc*(land-tc)))
+	} else {
+		got.addKind(0, truncatedPoisson(u.r, rc*(land-c0), need))
+	}
+	if tx <= land {
+		for range 1 + u.poisson(rx*(land-tx)) {
+			got.addKind(max(u.canary.kind(p0+u.r.Float64()*(1-p0)), 1), 1)
+		}
+	}
+	if horizon {
+		u.count(got, land)
+		return nil, land, true
+	}
+	return &got, land, false
+}
+
+// gamma draws from a gamma distribution of shape a >= 1 and scale 1 (Marsaglia and Tsang).
+func gamma(r *rand.Rand, a float64) float64 {
+	d := a - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x := r.NormFloat64()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		u := r.Float64()
+		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
+			return d * v
+		}
+	}
+}
+
+// truncatedPoisson draws from a Poisson distribution of mean lam given that it is below m (m >=
+// 1), by inversion over the weights of 0 to m-1, each relative to the greatest (at the mode, or
+// m-1), so that none overflows; those below 1e-17 of it are left out.
+func truncatedPoisson(r *rand.Rand, lam float64, m int64) int64 {
+	top := min(m-1, int64(lam))
+	// each calls f with the weights from the top down, then up from above it, while they matter.
+	each := func(f func(k int64, w float64) bool) {
+		w := 1.0
+		for k := top; k >= 0 && w > 1e-17; k-- {
+			if f(k, w) {
+				return
+			}
+			w *= float64(k) / lam
+		}
+		w = 1.0
+		for k := top + 1; k < m; k++ {
+			if w *= lam / float64(k); w < 1e-17 || f(k, w) {
+				return
+			}
+		}
+	}
+	sum := 0.0
+	each(func(_ int64, w float64) bool { sum += w; return false })
+	x, got := r.Float64()*sum, top
+	each(func(k int64, w float64) bool { got = k; x -= w; return x < 0 })
+	return got
 }
 
 // compare judges the check at step time c of step i with canary.Judge, from the counts the
@@ -740,7 +873,7 @@ func atLeastOne(r *rand.Rand, lam float64) int64 {
 func (s *simulation) sequential(u *runner, at float64) (v verdict, asked bool) {
 	p := &s.plan
 	c := u.step
-	success := fromResult(canary.Share{Requests: float64(c.n), Bad: float64(c.bad), Bound: p.successBound}.Test(p.least).Result)
+	success, duration := s.claims(c)
 	if success == failed {
 		asked = true
 		st := u.stableSince(0, at)
@@ -754,8 +887,16 @@ func (s *simulation) sequential(u *runner, at float64) (v verdict, asked bool) {
 			success = inconclusive
 		}
 	}
-	duration := fromResult(canary.Share{Requests: float64(c.n), Bad: c.slower(&s.canary), Bound: 1 - p.quantile}.Test(p.least).Result)
 	return combine(success, duration), asked
+}
+
+// claims are the canary's two built-in metrics' tests on its requests c, before any comparison
+// with the stable version.
+func (s *simulation) claims(c tally) (success, duration verdict) {
+	p := &s.plan
+	success = fromResult(canary.Share{Requests: float64(c.n), Bad: float64(c.bad), Bound: p.successBound}.Test(p.least).Result)
+	duration = fromResult(canary.Share{Requests: float64(c.n), Bad: c.slower(&s.canary), Bound: 1 - p.quantile}.Test(p.least).Result)
+	return success, duration
 }
 
 // combine is a check's verdict from its metrics'.
@@ -837,7 +978,7 @@ type summary struct {
 }
 
 func summarize(outs []outcome) summary {
-	m := summary{runs: len(outs)}
+	m := summary{runs: len(outs), firstFails: make([]float64, 0, len(outs))}
 	for _, o := range outs {
 		if o.failedInTime {
 			m.failedInTime++
@@ -1198,4 +1339,89 @@ func TestSimSamplers(t *testing.T) {
 			t.Errorf("slowShare %v with Traefik's buckets, want %v", m.slowShare, want)
 		}
 	})
+}
+
+// TestSimJump checks that a good canary's runs that jump (runner.jump) end as those that go
+// check by check: when they are promoted, and on how many requests, at the rates where they
+// jump.
+func TestSimJump(t *testing.T) {
+	plan := readExamplePlan(t)
+	row := simRows[len(simRows)-1]
+	if row.goal != passes {
+		t.Fatal("the last row is not the good canary's")
+	}
+	const runs = 1500
+	for qi, rate := range row.rates[:3] {
+		t.Run(rate.name, func(t *testing.T) {
+			stats := func(jumps bool) (mean, variance [2]float64) {
+				s := newSimulation(plan, row, rate.perSecond, judgeSequential, false)
+				s.jumps, s.runs = jumps, judgeDecisive // no run checked against Judge
+				r := rand.New(rand.NewPCG(simSeed, uint64(1000+qi)<<1|map[bool]uint64{true: 1}[jumps]))
+				for range runs {
+					o := s.run(r)
+					if o.ending != promoted {
+						t.Fatalf("a good canary ended %v", o.ending)
+					}
+					for i, x := range []float64{o.end, float64(o.requests)} {
+						mean[i] += x / runs
+						variance[i] += x * x / runs
+					}
+				}
+				for i := range variance {
+					variance[i] -= mean[i] * mean[i]
+				}
+				return mean, variance
+			}
+			jm, jv := stats(true)
+			sm, sv := stats(false)
+			for i, what := range []string{"promotion time", "requests"} {
+				if se := math.Sqrt((jv[i] + sv[i]) / runs); math.Abs(jm[i]-sm[i]) > 5*se {
+					t.Errorf("mean %s %.1f when jumping, %.1f check by check (± %.1f)", what, jm[i], sm[i], 5*se)
+				}
+			}
+		})
+	}
+}
+
+// TestTruncatedPoisson checks truncatedPoisson's mean against the truncated distribution's, from
+// below its mode to far above it.
+func TestTruncatedPoisson(t *testing.T) {
+	r := rand.New(rand.NewPCG(simSeed, 2))
+	for _, tt := range []struct {
+		lam float64
+		m   int64
+	}{{0, 1}, {0.5, 3}, {5, 3}, {50, 40}, {300, 200}, {2000, 201}} {
+		t.Run(fmt.Sprint(tt.lam, "<", tt.m), func(t *testing.T) {
+			var want, sum, sq float64 // the truncated mean and variance, by its weights
+			lw := 0.0
+			var ws []float64
+			for k := range tt.m {
+				if k > 0 {
+					lw += math.Log(tt.lam / float64(k))
+				}
+				ws = append(ws, lw)
+			}
+			top := slices.Max(ws)
+			for k, w := range ws {
+				w = math.Exp(w - top)
+				sum += w
+				want += float64(k) * w
+				sq += float64(k) * float64(k) * w
+			}
+			want /= sum
+			sd := math.Sqrt(max(sq/sum-want*want, 0))
+			const n = 20_000
+			got := 0.0
+			for range n {
+				x := truncatedPoisson(r, tt.lam, tt.m)
+				if x < 0 || x >= tt.m {
+					t.Fatalf("drew %d", x)
+				}
+				got += float64(x) / n
+			}
+			if math.Abs(got-want) > 5*sd/math.Sqrt(n)+1e-9 {
+				t.Errorf("mean %v, want %v", got, want)
+			}
+		})
+	}
 }
