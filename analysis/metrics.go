@@ -25,7 +25,7 @@ func newMetrics() *metrics {
 		}),
 		lookups: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "webapp_hook_analysis_measurements_total",
-			Help: "Measurements of due checks asked for, by how they were got: miss (queried), shared (a query in flight for the same check), hit (kept from an earlier call), canceled (the hook call ended first).",
+			Help: "Measurements of due checks asked for, by how they were got: hit (kept from an earlier query), measuring (not yet: a sync call's lookup, which started the query or found it in flight, and does not wait), and, for calls that wait (Measure), miss (queried), shared (a query in flight for the same check) and canceled (the call ended first).",
 		}, []string{"result"}),
 		reloadErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "webapp_hook_analysis_reload_errors_total",
@@ -35,7 +35,7 @@ func newMetrics() *metrics {
 	for _, o := range outcomes {
 		m.queries.WithLabelValues(o)
 	}
-	for _, r := range []string{"miss", "shared", "hit", "canceled"} {
+	for _, r := range []string{"miss", "shared", "hit", "canceled", "measuring"} {
 		m.lookups.WithLabelValues(r)
 	}
 	return m

@@ -111,9 +111,14 @@ func schedule(a *webappv1.CanaryAnalysis, st *webappv1.CanaryStatus, now time.Ti
 	return at, at.Add(every), true
 }
 
-// analysisDue is the guard of the row that records a check: one is due for the spec's revision.
+// MeasuringRetry is how soon a call whose check the edge is still measuring asks for the next:
+// the edge never holds a call for Prometheus, so the check is judged at a call a moment later.
+const MeasuringRetry = time.Second
+
+// analysisDue is the guard of the row that records a check: one is due for the spec's revision,
+// and the edge has measured it (or has no Prometheus to ask).
 func analysisDue(s *state) bool {
-	if !sameRevision(s) {
+	if !sameRevision(s) || s.in.Measuring {
 		return false
 	}
 	_, ok := Due(s.in.Plan, &s.next, s.in.Now)
@@ -612,6 +617,9 @@ func (s *state) analyzing() bool {
 func (s *state) nextCheck() (time.Time, bool) {
 	if !s.analyzing() || s.next.StepStartTime == nil {
 		return time.Time{}, false
+	}
+	if s.in.Measuring && sameRevision(s) {
+		return s.in.Now.Add(MeasuringRetry), true
 	}
 	a := s.in.Plan.Analysis
 	_, next, started := schedule(a, &s.next, s.in.Now)

@@ -617,6 +617,14 @@ func transitionCases() []transitionCase {
 			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, pauseStart: at(40 * time.Second), resync: 0, analysis: webappv1.CheckInconclusive, checkTime: at(43 * time.Second), message: "Checks inconclusive since 12:00:43: nothing was measured: Prometheus did not answer within 2s"},
 		},
 		{
+			name: "analysis: the edge is still measuring the check that is due: nothing is judged, and a call comes in a second",
+			in: analyzed(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.PauseStartTime = at(50 * time.Second) })
+				in.Measuring = true
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, pauseStart: at(50 * time.Second), resync: time.Second},
+		},
+		{
 			name: "analysis: a hook without Prometheus measures nothing: inconclusive",
 			in:   analyzed(func(in *canary.Input) { in.Last = running(webappv1.CanaryProgressing, 0, nil) }),
 			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(time.Minute), phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 3 * time.Second, analysis: webappv1.CheckInconclusive, checkTime: at(53 * time.Second), message: "the hook has no Prometheus to ask"},

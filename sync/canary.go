@@ -50,6 +50,7 @@ func decideCanary(req *Request, obs *observedChildren, deployment *appsv1.Deploy
 		PromoteStep:      p.PromoteStep,
 		Retry:            p.Retry,
 		Measurement:      req.Measurement,
+		Measuring:        req.Measuring,
 		Now:              now,
 	}
 	if c := obs.deployment; c != nil {

@@ -122,11 +122,13 @@ type Options struct {
 	Analysis Measurer
 }
 
-// Measurer measures a check of a canary's analysis: analysis.Prometheus does. Measure returns
-// what it measured of parent's canary for the check over span (canary.Due's) of analysis a, or
-// a Measurement whose Error says why nothing could be measured; it never fails the call.
+// Measurer measures a check of a canary's analysis: analysis.Prometheus does. Lookup returns at
+// once: what it measured of parent's canary for the check over span (canary.Due's) of analysis
+// a, or a Measurement whose Error says why nothing could be measured, and true; or false while
+// the measurement is still to come, which it then starts. It never fails, and never waits on
+// Prometheus.
 type Measurer interface {
-	Measure(ctx context.Context, parent analysis.Parent, a *webappv1.CanaryAnalysis, span canary.Span) canary.Measurement
+	Lookup(parent analysis.Parent, a *webappv1.CanaryAnalysis, span canary.Span) (canary.Measurement, bool)
 }
 
 // Handler routes hook and health requests. Its metrics are served by another handler,
@@ -396,7 +398,7 @@ func (h *Handler) answer(ctx context.Context, path string, body []byte, hk hook)
 		if hk == hookFinalize {
 			resp = sync.Finalize(req, now)
 		} else {
-			due := h.measure(ctx, req, now)
+			due := h.measure(req, now)
 			resp = sync.Sync(req, now)
 			// It holds only now: a canary's timer runs, or it judged a measurement of now.
 			timed = resp.Timed || due
@@ -416,10 +418,11 @@ func (h *Handler) answer(ctx context.Context, path string, body []byte, hk hook)
 }
 
 // measure sets req.Measurement to Options.Analysis's measurement of the check of its canary's
-// analysis that canary.Due says is due at now, if one is, and reports whether one is. A WebApp
-// with no check due, or an invalid spec, is never measured; without Options.Analysis nothing is,
-// and the machine says so. ctx, the call's, bounds the measurement.
-func (h *Handler) measure(ctx context.Context, req *sync.Request, now time.Time) (due bool) {
+// analysis that canary.Due says is due at now, if one is, and reports whether one is; or, while
+// that measurement is still to come, sets req.Measuring: the call never waits on Prometheus, and
+// the machine asks for another call shortly. A WebApp with no check due, or an invalid spec, is
+// never measured; without Options.Analysis nothing is, and the machine says so.
+func (h *Handler) measure(req *sync.Request, now time.Time) (due bool) {
 	p := &req.Parent
 	if len(p.SpecErrors) > 0 || p.Spec.Rollout == nil {
 		return false
@@ -429,7 +432,11 @@ func (h *Handler) measure(ctx context.Context, req *sync.Request, now time.Time)
 	if !due || h.opts.Analysis == nil {
 		return due
 	}
-	m := h.opts.Analysis.Measure(ctx, analysis.Parent{Namespace: p.Namespace, Name: p.Name}, plan.Analysis, span)
+	m, ready := h.opts.Analysis.Lookup(analysis.Parent{Namespace: p.Namespace, Name: p.Name}, plan.Analysis, span)
+	if !ready {
+		req.Measuring = true
+		return true
+	}
 	req.Measurement = &m
 	return true
 }
