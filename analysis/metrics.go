@@ -25,7 +25,7 @@ func newMetrics() *metrics {
 		}),
 		lookups: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "webapp_hook_analysis_measurements_total",
-			Help: "Measurements of due checks asked for, by how they were got: hit (kept from an earlier query), measuring (not yet: a sync call's lookup, which started the query or found it in flight, and does not wait), and, for calls that wait (Measure), miss (queried), shared (a query in flight for the same check) and canceled (the call ended first).",
+			Help: "Measurements of due checks asked for, by how they were got: hit (kept from an earlier query), miss (queried, and answered within the call's wait), shared (a query in flight for the same check, answered within it), measuring (not within it: the query goes on, and the call does not wait longer), canceled (a call that waits for it ended first).",
 		}, []string{"result"}),
 		reloadErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "webapp_hook_analysis_reload_errors_total",

@@ -350,15 +350,17 @@ func (p *Prometheus) Measure(ctx context.Context, parent Parent, a *webappv1.Can
 	}
 }
 
-// Lookup is Measure for a sync call, which never waits on Prometheus: the measurement of the
-// check of analysis a of parent's canary over span, and true, when one is kept from an earlier
-// query; otherwise false, and the query is started in the background (once, however many calls
-// ask meanwhile), bounded by the query timeout and the slots as Measure's is, and kept when it
-// ends, error or not, so that a call a moment later gets it. A Prometheus that is slow or down so
-// holds no call: the check stays due, the machine asks for another call shortly
-// (canary.Input.Measuring), and the measurement, once the query ends or times out, says what it
-// found. What Lookup hands out is the caller's own copy.
-func (p *Prometheus) Lookup(parent Parent, a *webappv1.CanaryAnalysis, span canary.Span) (canary.Measurement, bool) {
+// Lookup is Measure for a sync call, which waits on Prometheus wait at most (0: not at all):
+// the measurement of the check of analysis a of parent's canary over span, and true, when one is
+// kept from an earlier query, when no query can measure it (unaskable), or when the query this
+// call starts, or finds in flight, ends within wait; otherwise false, and the query goes on in
+// the background (once, however many calls ask meanwhile), bounded by the query timeout and the
+// slots as Measure's is, and is kept when it ends, error or not, so that a call a moment later
+// gets it. A Prometheus that is slow or down so holds a call no longer than wait: the check stays
+// due, the machine asks for another call shortly (canary.Input.Measuring), and the measurement,
+// once the query ends or times out, says what it found. A healthy Prometheus, which answers
+// within wait, costs no second call. What Lookup hands out is the caller's own copy.
+func (p *Prometheus) Lookup(parent Parent, a *webappv1.CanaryAnalysis, span canary.Span, wait time.Duration) (canary.Measurement, bool) {
 	key := cacheKey(parent, a, span)
 	if m, ok := p.cache.get(key, p.now()); ok {
 		p.metrics.lookups.WithLabelValues("hit").Inc()
@@ -368,14 +370,28 @@ func (p *Prometheus) Lookup(parent Parent, a *webappv1.CanaryAnalysis, span cana
 		p.cache.put(key, m, span.To.Add(2*a.Interval()), p.now())
 		return m, true
 	}
-	p.metrics.lookups.WithLabelValues("measuring").Inc()
-	p.flights.DoChan(key, func() (any, error) { // its channel is buffered: nobody need read it
+	ch := p.flights.DoChan(key, func() (any, error) { // its channel is buffered: nobody need read it
 		m, keep := p.measure(parent, a, span)
 		if keep {
 			p.cache.put(key, m, span.To.Add(2*a.Interval()), p.now())
 		}
 		return m, nil
 	})
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case r := <-ch:
+			if r.Shared {
+				p.metrics.lookups.WithLabelValues("shared").Inc()
+			} else {
+				p.metrics.lookups.WithLabelValues("miss").Inc()
+			}
+			return clone(r.Val.(canary.Measurement)), true
+		case <-t.C:
+		}
+	}
+	p.metrics.lookups.WithLabelValues("measuring").Inc()
 	return canary.Measurement{}, false
 }
 

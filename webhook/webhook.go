@@ -122,14 +122,19 @@ type Options struct {
 	Analysis Measurer
 }
 
-// Measurer measures a check of a canary's analysis: analysis.Prometheus does. Lookup returns at
-// once: what it measured of parent's canary for the check over span (canary.Due's) of analysis
-// a, or a Measurement whose Error says why nothing could be measured, and true; or false while
-// the measurement is still to come, which it then starts. It never fails, and never waits on
-// Prometheus.
+// Measurer measures a check of a canary's analysis: analysis.Prometheus does. Lookup returns
+// within wait: what it measured of parent's canary for the check over span (canary.Due's) of
+// analysis a, or a Measurement whose Error says why nothing could be measured, and true; or false
+// while the measurement is still to come, which it then starts or leaves running. It never fails.
 type Measurer interface {
-	Lookup(parent analysis.Parent, a *webappv1.CanaryAnalysis, span canary.Span) (canary.Measurement, bool)
+	Lookup(parent analysis.Parent, a *webappv1.CanaryAnalysis, span canary.Span, wait time.Duration) (canary.Measurement, bool)
 }
+
+// MeasureWait is the longest a sync call waits for the measurement of its canary's check: a
+// healthy Prometheus answers within it (a few milliseconds a query), so that the check is judged
+// at the call that found it due; a slow one holds no call longer, and the check is judged at a
+// call a second later (canary.MeasuringRetry).
+const MeasureWait = 25 * time.Millisecond
 
 // Handler routes hook and health requests. Its metrics are served by another handler,
 // MetricsHandler, so that they can listen on a port of their own. It is safe for concurrent use.
@@ -419,8 +424,8 @@ func (h *Handler) answer(ctx context.Context, path string, body []byte, hk hook)
 
 // measure sets req.Measurement to Options.Analysis's measurement of the check of its canary's
 // analysis that canary.Due says is due at now, if one is, and reports whether one is; or, while
-// that measurement is still to come, sets req.Measuring: the call never waits on Prometheus, and
-// the machine asks for another call shortly. A WebApp with no check due, or an invalid spec, is
+// that measurement is still to come after MeasureWait, sets req.Measuring: the call waits on
+// Prometheus no longer, and the machine asks for another call shortly. A WebApp with no check due, or an invalid spec, is
 // never measured; without Options.Analysis nothing is, and the machine says so.
 func (h *Handler) measure(req *sync.Request, now time.Time) (due bool) {
 	p := &req.Parent
@@ -432,7 +437,7 @@ func (h *Handler) measure(req *sync.Request, now time.Time) (due bool) {
 	if !due || h.opts.Analysis == nil {
 		return due
 	}
-	m, ready := h.opts.Analysis.Lookup(analysis.Parent{Namespace: p.Namespace, Name: p.Name, Route: analysisRoute(req)}, plan.Analysis, span)
+	m, ready := h.opts.Analysis.Lookup(analysis.Parent{Namespace: p.Namespace, Name: p.Name, Route: analysisRoute(req)}, plan.Analysis, span, MeasureWait)
 	if !ready {
 		req.Measuring = true
 		return true
