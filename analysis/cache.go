@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
+	"slices"
 	stdsync "sync"
 	"time"
 
@@ -17,15 +19,17 @@ import (
 // for 4,096 WebApps mid-canary, each a few hundred bytes.
 const maxCached = 8192
 
-// cacheKey names a check: the WebApp, the check's time, and its analysis, by a SHA-256 of each
-// part length-prefixed, so that no two checks share a key. A WebApp that changes its analysis
-// mid-interval is measured anew; one deleted and made again under its name within two intervals,
+// cacheKey names a check: the WebApp, the check's span, its analysis and its route, by a SHA-256
+// of each part length-prefixed, so that no two checks share a key. A WebApp that changes its
+// analysis or its route (a hostname, a Gateway's listener) mid-interval is measured anew; one
+// deleted and made again under its name within two intervals,
 // with the same analysis, gets the measurement of its namesake's check, as any replica would
 // have recorded it.
-func cacheKey(parent Parent, a *webappv1.CanaryAnalysis, at time.Time) string {
+func cacheKey(parent Parent, a *webappv1.CanaryAnalysis, span canary.Span) string {
 	spec, _ := json.Marshal(a) // plain data: it cannot fail
+	route, _ := json.Marshal(parent.Route)
 	h := sha256.New()
-	for _, part := range [][]byte{[]byte(parent.Namespace), []byte(parent.Name), binary.BigEndian.AppendUint64(nil, uint64(at.Unix())), spec} {
+	for _, part := range [][]byte{[]byte(parent.Namespace), []byte(parent.Name), binary.BigEndian.AppendUint64(nil, uint64(span.From.Unix())), binary.BigEndian.AppendUint64(nil, uint64(span.To.Unix())), spec, route} {
 		h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(part))))
 		h.Write(part)
 	}
@@ -52,7 +56,7 @@ func newMeasurements(max int) *measurements {
 	return &measurements{max: max, order: list.New(), entries: map[string]*list.Element{}}
 }
 
-// get returns the measurement kept for key, unless it expired by now.
+// get returns a copy of the measurement kept for key, unless it expired by now.
 func (c *measurements) get(key string, now time.Time) (canary.Measurement, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -66,10 +70,10 @@ func (c *measurements) get(key string, now time.Time) (canary.Measurement, bool)
 		delete(c.entries, key)
 		return canary.Measurement{}, false
 	}
-	return e.m, true
+	return clone(e.m), true
 }
 
-// put keeps m for key until expires, dropping what expired by now and, when still full, the
+// put keeps a copy of m for key until expires, dropping what expired by now and, when still full, the
 // oldest.
 func (c *measurements) put(key string, m canary.Measurement, expires, now time.Time) {
 	c.mu.Lock()
@@ -92,7 +96,7 @@ func (c *measurements) put(key string, m canary.Measurement, expires, now time.T
 		old := c.order.Remove(c.order.Front()).(*cached)
 		delete(c.entries, old.key)
 	}
-	c.entries[key] = c.order.PushBack(&cached{key: key, m: m, expires: expires})
+	c.entries[key] = c.order.PushBack(&cached{key: key, m: clone(m), expires: expires})
 }
 
 // len is how many measurements are kept.
@@ -100,4 +104,26 @@ func (c *measurements) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.entries)
+}
+
+// clone is a deep copy of m: a caller that changes its measurement's maps, slices or counts
+// changes no other caller's, nor the cache's. Every reference field of canary.Values is copied.
+func clone(m canary.Measurement) canary.Measurement {
+	m.Canary, m.Stable = cloneValues(m.Canary), cloneValues(m.Stable)
+	return m
+}
+
+func cloneValues(v canary.Values) canary.Values {
+	v.Requests, v.Failed = clonePtr(v.Requests), clonePtr(v.Failed)
+	v.Buckets = slices.Clone(v.Buckets)
+	v.Metrics, v.Errors = maps.Clone(v.Metrics), maps.Clone(v.Errors)
+	return v
+}
+
+func clonePtr(f *float64) *float64 {
+	if f == nil {
+		return nil
+	}
+	c := *f
+	return &c
 }

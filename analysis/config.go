@@ -41,6 +41,10 @@ type Config struct {
 	// Gateway names the Gateway implementation whose metrics the built-in metrics read, a key of
 	// Gateways; "" means DefaultGateway.
 	Gateway string
+	// EntryPoints are Traefik's entry points and their ports (--analysis-entrypoints), which
+	// Traefik names a route's series after. Without them, every check of a WebApp measured
+	// through Traefik says that its series cannot be told from others', and is not measured.
+	EntryPoints EntryPoints
 	// QueryTimeout bounds each query, the wait for a slot included: 0 means DefaultQueryTimeout;
 	// more than MaxQueryTimeout is an error.
 	QueryTimeout time.Duration
@@ -93,6 +97,9 @@ func (c Config) Validate() error {
 	}
 	if _, ok := Gateways[c.Gateway]; !ok {
 		return fmt.Errorf("Gateway: %q is not one of %s", c.Gateway, strings.Join(GatewayNames(), ", "))
+	}
+	if err := c.EntryPoints.validate(); err != nil {
+		return fmt.Errorf("EntryPoints: %w", err)
 	}
 	if c.QueryTimeout < 0 || c.QueryTimeout > MaxQueryTimeout {
 		return fmt.Errorf("QueryTimeout: must be positive and at most %s, got %s", MaxQueryTimeout, c.QueryTimeout)

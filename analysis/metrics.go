@@ -16,7 +16,7 @@ func newMetrics() *metrics {
 	m := &metrics{
 		queries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "webapp_hook_analysis_queries_total",
-			Help: "Queries of canary analyses to Prometheus, one per check, by outcome: ok, timeout, busy (no slot within the timeout), http_error, refused (Prometheus's own error), unreachable, bad_result.",
+			Help: "Queries of canary analyses to Prometheus, one per check, by outcome: ok, timeout, busy (no slot within the timeout), http_error, refused (Prometheus's own error), unreachable, bad_result, too_large (an answer over 1 MiB).",
 		}, []string{"outcome"}),
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "webapp_hook_analysis_query_duration_seconds",
@@ -25,7 +25,7 @@ func newMetrics() *metrics {
 		}),
 		lookups: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "webapp_hook_analysis_measurements_total",
-			Help: "Measurements of due checks asked for, by how they were got: miss (queried), shared (a query in flight for the same check), hit (kept from an earlier call), canceled (the hook call ended first).",
+			Help: "Measurements of due checks asked for, by how they were got: hit (kept from an earlier query), miss (queried, and answered within the call's wait), shared (a query in flight for the same check, answered within it), measuring (not within it: the query goes on, and the call does not wait longer), canceled (a call that waits for it ended first).",
 		}, []string{"result"}),
 		reloadErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "webapp_hook_analysis_reload_errors_total",
@@ -35,7 +35,7 @@ func newMetrics() *metrics {
 	for _, o := range outcomes {
 		m.queries.WithLabelValues(o)
 	}
-	for _, r := range []string{"miss", "shared", "hit", "canceled"} {
+	for _, r := range []string{"miss", "shared", "hit", "canceled", "measuring"} {
 		m.lookups.WithLabelValues(r)
 	}
 	return m

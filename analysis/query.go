@@ -3,17 +3,19 @@ package analysis
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
 )
 
 // The labels that tell the series of a check's one query apart, added by label_replace.
 const (
-	// labelValue is "requests" for a version's request count, "metric" for a metric's value.
+	// labelValue is "requests" for a version's request count, "failed" for those of them answered
+	// 5xx, "buckets" for its histogram of durations (a series per le), "metric" for a template
+	// metric's value.
 	labelValue = "value"
 	// labelMetric is the metric's name, on a "metric" series.
 	labelMetric = "metric"
@@ -21,6 +23,8 @@ const (
 	labelTrack = "track"
 
 	valueRequests = "requests"
+	valueFailed   = "failed"
+	valueBuckets  = "buckets"
 	valueMetric   = "metric"
 	trackCanary   = "canary"
 	trackStable   = "stable"
@@ -70,83 +74,56 @@ type Gateway struct {
 	Buckets string
 	// Scale turns the histogram's unit into milliseconds: 1000 for seconds.
 	Scale float64
-	// Selector is the label matchers, without braces, that select the requests a route sends to
-	// one Service: namespace ns, route, and service svc.
-	Selector func(ns, route, svc string) string
+	// Selector is the label matchers, without braces, that select the requests of b, one route's
+	// one backend, and no other's; or, when the Gateway's series cannot be told apart for b, an
+	// error whose text says so in a sentence for the status.
+	Selector func(b *Backend) (string, error)
 }
 
-// Traefik is Traefik v3's Gateway API provider (kubernetesgateway). Its service label names the
-// route's router and the backend:
-//
-//	httproute-<ns>-<route>-gw-<gateway ns>-<gateway>-ep-<entrypoint>-<rule>-<hash>-svc-<ns>-<service>-<backend>@kubernetesgateway
-//
-// where the router's part (up to the hash) has every run of characters other than letters and
-// digits turned into one '-' (Traefik's provider.Normalize), and the hash, 10 bytes of a SHA-256
-// over the router's parts and its match rule, in hex. The selector fixes the route's namespace
-// and name at the start and the Service at the end; the Gateway, its listener and the hash may be
-// anything. docs/security.md says what that leaves ambiguous.
-var Traefik = Gateway{
-	Name:     "traefik",
-	Requests: "traefik_service_requests_total",
-	Code:     "code",
-	Buckets:  "traefik_service_request_duration_seconds_bucket",
-	Scale:    1000,
-	Selector: func(ns, route, svc string) string {
-		re := "httproute-" + regexp.QuoteMeta(normalize(ns)+"-"+normalize(route)) + "-gw-.+-ep-.+-[0-9]+-[0-9a-f]+" +
-			"-svc-" + regexp.QuoteMeta(ns) + "-" + regexp.QuoteMeta(svc) + "-[0-9]+@kubernetesgateway"
-		return "service=~" + Quote(re)
-	},
-}
-
-// Istio is Istio's standard metrics, as the destination's proxy reports them.
+// Istio is Istio's standard metrics, as the destination's proxy reports them. Its selector
+// matches the Service's namespace and name exactly, each a label of its own: the requests any
+// client sent to that Service, through the route or not.
 var Istio = Gateway{
 	Name:     "istio",
 	Requests: "istio_requests_total",
 	Code:     "response_code",
 	Buckets:  "istio_request_duration_milliseconds_bucket",
 	Scale:    1,
-	Selector: func(ns, route, svc string) string {
-		return `reporter="destination", destination_service_namespace=` + Quote(ns) + `, destination_service_name=` + Quote(svc)
+	Selector: func(b *Backend) (string, error) {
+		return `reporter="destination", destination_service_namespace=` + Quote(b.Namespace) + `, destination_service_name=` + Quote(b.Service), nil
 	},
 }
 
 // Gateways are the Gateway implementations whose metrics the built-ins read, by name.
 var Gateways = map[string]*Gateway{Traefik.Name: &Traefik, Istio.Name: &Istio}
 
-// normalize is Traefik's provider.Normalize: every run of characters other than letters and
-// digits becomes one '-', and none is left at either end.
-func normalize(s string) string {
-	return strings.Join(strings.FieldsFunc(s, func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsNumber(c) }), "-")
-}
-
-// target is what a query measures: a WebApp's version, and the window ending at the check.
+// target is what a query measures: a WebApp's version, the span of the built-in metrics (since
+// the step began) and the window of a template's, each ending at the check.
 type target struct {
 	namespace, name string
 	// service is the Service of the version measured: <name>-canary or <name>-stable.
 	service string
-	window  time.Duration
+	span    time.Duration
+	// selector is the Gateway's label matchers of service's requests (Gateway.Selector).
+	selector string
+	window   time.Duration
 }
 
-// requests is the PromQL of the requests the version had in the window.
+// requests is the PromQL of the requests the version had in the span.
 func (g *Gateway) requests(t target) string {
-	return fmt.Sprintf("sum(increase(%s{%s}[%s]))", g.Requests, g.Selector(t.namespace, t.name, t.service), Window(t.window))
+	return fmt.Sprintf("sum(increase(%s{%s}[%s]))", g.Requests, t.selector, Window(t.span))
 }
 
-// successRate is the PromQL of request-success-rate: 100 × the requests not answered 5xx / all,
-// in the window. A window whose every request got a 5xx reads 0 (the numerator's "or vector(0)"),
-// one without requests no data (no series) or NaN (0/0).
-func (g *Gateway) successRate(t target) string {
-	sel, w := g.Selector(t.namespace, t.name, t.service), Window(t.window)
-	return fmt.Sprintf(`100 * (sum(rate(%s{%s, %s!~"5.."}[%s])) or vector(0)) / sum(rate(%s{%s}[%s]))`,
-		g.Requests, sel, g.Code, w, g.Requests, sel, w)
+// failed is the PromQL of the requests the version had in the span that were answered 5xx; no
+// series when none was.
+func (g *Gateway) failed(t target) string {
+	return fmt.Sprintf(`sum(increase(%s{%s, %s=~"5.."}[%s]))`, g.Requests, t.selector, g.Code, Window(t.span))
 }
 
-// duration is the PromQL of request-duration: quantile q of the requests' durations in the
-// window, in milliseconds. A window without requests has no data, or NaN.
-func (g *Gateway) duration(t target, q float64) string {
-	return fmt.Sprintf("histogram_quantile(%s, sum by (le) (rate(%s{%s}[%s]))) * %s",
-		strconv.FormatFloat(q, 'g', -1, 64), g.Buckets, g.Selector(t.namespace, t.name, t.service), Window(t.window),
-		strconv.FormatFloat(g.Scale, 'g', -1, 64))
+// buckets is the PromQL of the version's histogram of request durations in the span: a series
+// per bucket (le), cumulative, in the Gateway's unit.
+func (g *Gateway) buckets(t target) string {
+	return fmt.Sprintf("sum by (le) (increase(%s{%s}[%s]))", g.Buckets, t.selector, Window(t.span))
 }
 
 // part is one series of a check's query.
@@ -176,56 +153,100 @@ type plan struct {
 	// canaryErrors and stableErrors say, by metric name, why a metric could not be asked for:
 	// its template is not defined, or fails to render.
 	canaryErrors, stableErrors map[string]string
+	// err, when set, is why there is no query: the Gateway's selector cannot select a version's
+	// requests alone. Its text is a sentence for the status.
+	err error
 }
 
-// Query is the one PromQL expression that measures a check of analysis a of the WebApp
-// namespace/name: every value the check needs, each a series of its own, joined with "or". The
-// series are the canary's requests in the window ({value="requests", track="canary"}), each
-// metric's canary value ({value="metric", metric=<name>, track="canary"}), and, when a metric is
-// compared with the stable version, that metric's stable value and the stable version's requests
-// (track="stable"). A built-in metric is measured from g's metrics; a metric with a templateRef
-// from templates. errs says, by metric name, why a metric is left out of the query (an unknown
-// template, a built-in name that is not one); the query asks for the requests whatever it lacks.
-func Query(g *Gateway, templates *TemplateSet, namespace, name string, a *webappv1.CanaryAnalysis) (query string, errs map[string]string) {
-	p := makePlan(g, templates, namespace, name, a)
-	return p.query, p.canaryErrors
+// Query is the one PromQL expression that measures a check of analysis a of the WebApp parent,
+// whose built-in metrics judge the requests of span (since the step began):
+// every value the check needs, each a series of its own, joined with "or". The series are the
+// canary's requests in the span ({value="requests", track="canary"}); with request-success-rate,
+// those of them answered 5xx ({value="failed"}); with request-duration, the histogram of their
+// durations ({value="buckets"}, a series per le); each template metric's value over the
+// analysis's window ({value="metric", metric=<name>}); and, when a metric is compared with the
+// stable version, the same of the stable version's requests (track="stable"). errs says, by
+// metric name, why a metric is left out of the query (an unknown template, a built-in name that
+// is not one); the query asks for the requests whatever it lacks.
+// A built-in metric is measured from g's metrics, selected by g's Selector from parent's route
+// and Traefik's entry points eps. err, a sentence for the status, says why there is no query at
+// all: g cannot select the versions' requests alone (Gateway.Selector).
+func Query(g *Gateway, templates *TemplateSet, parent Parent, eps EntryPoints, a *webappv1.CanaryAnalysis, span time.Duration) (query string, errs map[string]string, err error) {
+	p := makePlan(g, templates, parent, eps, a, span)
+	return p.query, p.canaryErrors, p.err
 }
 
 // makePlan is Query, with the stable version's errors too.
-func makePlan(g *Gateway, templates *TemplateSet, namespace, name string, a *webappv1.CanaryAnalysis) plan {
-	canary := target{namespace: namespace, name: name, service: name + webappv1.CanarySuffix, window: a.Window()}
-	stable := canary
-	stable.service = name + webappv1.StableSuffix
-	parts := []part{{value: valueRequests, track: trackCanary, expr: g.requests(canary)}}
+func makePlan(g *Gateway, templates *TemplateSet, parent Parent, eps EntryPoints, a *webappv1.CanaryAnalysis, span time.Duration) plan {
 	var p plan
-	compared := false
+	version := func(service string) target {
+		t := target{namespace: parent.Namespace, name: parent.Name, service: service, span: span, window: a.Window()}
+		if p.err == nil {
+			t.selector, p.err = g.Selector(&Backend{Namespace: parent.Namespace, Name: parent.Name, Service: service, Route: &parent.Route, EntryPoints: eps})
+		}
+		return t
+	}
+	canary := version(parent.Name + webappv1.CanarySuffix)
+	stable := target{service: parent.Name + webappv1.StableSuffix}
+	if slices.ContainsFunc(a.Metrics, func(m webappv1.CanaryMetric) bool { return m.Stable != nil }) {
+		stable = version(stable.service)
+	}
+	if p.err != nil {
+		return p
+	}
+	// What each track needs of the built-ins: the 5xx count, the histogram.
+	need := map[string]map[string]bool{trackCanary: {}, trackStable: {}}
+	var templated []part
 	for i := range a.Metrics {
 		m := &a.Metrics[i]
-		tracks := []target{canary}
+		tracks := []string{trackCanary}
 		if m.Stable != nil {
-			tracks = append(tracks, stable)
-			compared = true
+			tracks = append(tracks, trackStable)
 		}
-		for _, t := range tracks {
-			track := trackCanary
-			if t.service == stable.service {
-				track = trackStable
-			}
-			expr, err := metricExpr(g, templates, m, t)
-			if err != "" {
-				if track == trackCanary {
-					p.canaryErrors = set(p.canaryErrors, m.Name, err)
-				} else {
-					p.stableErrors = set(p.stableErrors, m.Name, err)
+		for _, track := range tracks {
+			if m.TemplateRef == nil {
+				switch m.Name {
+				case webappv1.MetricRequestSuccessRate:
+					need[track][valueFailed] = true
+				case webappv1.MetricRequestDuration:
+					need[track][valueBuckets] = true
+				default:
+					p.addError(track, m.Name, fmt.Sprintf("%q is not a built-in metric, and names no template", m.Name))
+					continue
 				}
+				need[track][valueRequests] = true
 				continue
 			}
-			parts = append(parts, part{value: valueMetric, metric: m.Name, track: track, expr: expr})
+			t := canary
+			if track == trackStable {
+				t = stable
+			}
+			expr, err := templates.render(m.TemplateRef.Name, t)
+			if err != nil {
+				p.addError(track, m.Name, err.Error())
+				continue
+			}
+			need[track][valueRequests] = true
+			templated = append(templated, part{value: valueMetric, metric: m.Name, track: track, expr: expr})
 		}
 	}
-	if compared {
-		parts = append(parts, part{value: valueRequests, track: trackStable, expr: g.requests(stable)})
+	need[trackCanary][valueRequests] = true // whatever the check lacks, it says how many requests
+	var parts []part
+	for _, track := range []string{trackCanary, trackStable} {
+		t := canary
+		if track == trackStable {
+			t = stable
+		}
+		for _, v := range []struct {
+			value string
+			expr  func(target) string
+		}{{valueRequests, g.requests}, {valueFailed, g.failed}, {valueBuckets, g.buckets}} {
+			if need[track][v.value] {
+				parts = append(parts, part{value: v.value, track: track, expr: v.expr(t)})
+			}
+		}
 	}
+	parts = append(parts, templated...)
 	exprs := make([]string, len(parts))
 	for i, pt := range parts {
 		exprs[i] = pt.labelled()
@@ -234,23 +255,13 @@ func makePlan(g *Gateway, templates *TemplateSet, namespace, name string, a *web
 	return p
 }
 
-// metricExpr is the PromQL of metric m of version t, or why there is none: a sentence for the
-// status.
-func metricExpr(g *Gateway, templates *TemplateSet, m *webappv1.CanaryMetric, t target) (string, string) {
-	if m.TemplateRef != nil {
-		expr, err := templates.render(m.TemplateRef.Name, g, t)
-		if err != nil {
-			return "", err.Error()
-		}
-		return expr, ""
+// addError records why metric could not be asked for, of track.
+func (p *plan) addError(track, metric, err string) {
+	if track == trackCanary {
+		p.canaryErrors = set(p.canaryErrors, metric, err)
+	} else {
+		p.stableErrors = set(p.stableErrors, metric, err)
 	}
-	switch m.Name {
-	case webappv1.MetricRequestSuccessRate:
-		return g.successRate(t), ""
-	case webappv1.MetricRequestDuration:
-		return g.duration(t, m.LatencyQuantile()), ""
-	}
-	return "", fmt.Sprintf("%q is not a built-in metric, and names no template", m.Name)
 }
 
 func set(m map[string]string, k, v string) map[string]string {

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"errors"
 	"regexp"
 	"strconv"
 	"strings"
@@ -44,69 +45,13 @@ func matches(t *testing.T, re, s string) bool {
 	return regexp.MustCompile("^(?:" + re + ")$").MatchString(s)
 }
 
-// traefikLabel is the service label Traefik v3.7 gives the backend svc of rule 0 of route
-// ns/route through Gateway infra/public, listener web: its router's part normalized
-// (provider.Normalize), the service's not.
-func traefikLabel(ns, route, svc string) string {
-	return "httproute-" + normalize(ns+"-"+route+"-gw-infra-public-ep-web-0") + "-0123456789abcdef0123-svc-" + ns + "-" + svc + "-1@kubernetesgateway"
-}
-
-func TestTraefikSelector(t *testing.T) {
-	for _, tc := range []struct {
-		name          string
-		ns, app, svc  string
-		match, reject []string
-	}{
-		{
-			name: "the canary of shop/shop", ns: "shop", app: "shop", svc: "shop-canary",
-			match: []string{
-				traefikLabel("shop", "shop", "shop-canary"),
-				"httproute-shop-shop-gw-other-gw-ep-websecure-3-ffffffffffffffffffff-svc-shop-shop-canary-12@kubernetesgateway",
-			},
-			reject: []string{
-				traefikLabel("shop", "shop", "shop-stable"),
-				traefikLabel("shop", "shop", "shop"),
-				traefikLabel("shop2", "shop", "shop-canary"),
-				traefikLabel("shop", "shop2", "shop-canary"),
-				traefikLabel("other", "other", "other-canary"),
-				strings.TrimSuffix(traefikLabel("shop", "shop", "shop-canary"), "@kubernetesgateway") + "@kubernetescrd",
-				"x" + traefikLabel("shop", "shop", "shop-canary"),
-			},
-		},
-		{
-			// Dots are regular-expression metacharacters: escaped, a dot matches only a dot.
-			// Traefik normalizes them in the router's part, and keeps them in the service's.
-			name: "a name with dots", ns: "ns", app: "a.b", svc: "a.b-canary",
-			match:  []string{traefikLabel("ns", "a.b", "a.b-canary")},
-			reject: []string{strings.Replace(traefikLabel("ns", "a.b", "a.b-canary"), "-svc-ns-a.b", "-svc-ns-aXb", 1)},
-		},
-		{
-			name: "a name with consecutive dashes", ns: "ns", app: "a--b", svc: "a--b-canary",
-			match: []string{traefikLabel("ns", "a--b", "a--b-canary")},
-		},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			sel := Traefik.Selector(tc.ns, tc.app, tc.svc)
-			re := literalAfter(t, sel, "service=~")
-			if got, want := sel, "service=~"+strconv.Quote(re); got != want {
-				t.Errorf("selector = %s; want one matcher, %s", got, want)
-			}
-			for _, s := range tc.match {
-				if !matches(t, re, s) {
-					t.Errorf("%s does not match %s", re, s)
-				}
-			}
-			for _, s := range tc.reject {
-				if matches(t, re, s) {
-					t.Errorf("%s matches %s", re, s)
-				}
-			}
-		})
-	}
-}
-
+// TestIstioSelector checks that Istio's selector is the Service's namespace and name, exact, as
+// before: Istio labels each in a label of its own, so no other Service's requests match.
 func TestIstioSelector(t *testing.T) {
-	got := Istio.Selector("shop", "web", `web"-canary`)
+	got, err := Istio.Selector(&Backend{Namespace: "shop", Name: "web", Service: `web"-canary`})
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := `reporter="destination", destination_service_namespace="shop", destination_service_name="web\"-canary"`
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
@@ -139,8 +84,9 @@ func lr(expr, value, metric, track string) string {
 }
 
 func TestQuery(t *testing.T) {
-	canarySel := `service=~"httproute-shop-web-gw-.+-ep-.+-[0-9]+-[0-9a-f]+-svc-shop-web-canary-[0-9]+@kubernetesgateway"`
-	stableSel := strings.Replace(canarySel, "web-canary", "web-stable", 1)
+	router := simRouter("shop", "web", "infra", "public", "web", 0, `Host("web.example.com") && PathPrefix("/")`)
+	canarySel := `service="` + simService(router, "shop", "web-canary", 1) + `"`
+	stableSel := `service="` + simService(router, "shop", "web-stable", 0) + `"`
 	templates, err := ParseTemplates([]byte(`
 templates:
 - name: errors
@@ -156,35 +102,35 @@ templates:
 		wantErrors map[string]string
 	}{
 		{
-			name: "success rate",
+			name: "success rate: the requests since the step began, and those answered 5xx",
 			a:    webappv1.CanaryAnalysis{Metrics: []webappv1.CanaryMetric{{Name: "request-success-rate", ThresholdRange: webappv1.ThresholdRange{Min: ptr(99.0)}}}},
 			want: []string{
-				lr(`sum(increase(traefik_service_requests_total{`+canarySel+`}[30s]))`, "requests", "", "canary"),
-				lr(`100 * (sum(rate(traefik_service_requests_total{`+canarySel+`, code!~"5.."}[30s])) or vector(0)) / sum(rate(traefik_service_requests_total{`+canarySel+`}[30s]))`, "metric", "request-success-rate", "canary"),
+				lr(`sum(increase(traefik_service_requests_total{`+canarySel+`}[600s]))`, "requests", "", "canary"),
+				lr(`sum(increase(traefik_service_requests_total{`+canarySel+`, code=~"5.."}[600s]))`, "failed", "", "canary"),
 			},
 		},
 		{
-			name: "duration at a quantile, in a window of its own",
+			name: "duration: the histogram since the step began, whatever the window",
 			a: webappv1.CanaryAnalysis{IntervalSeconds: ptr[int32](20), WindowSeconds: ptr[int32](60), Metrics: []webappv1.CanaryMetric{
 				{Name: "request-duration", Quantile: ptr(0.95), ThresholdRange: webappv1.ThresholdRange{Max: ptr(500.0)}},
 			}},
 			want: []string{
-				lr(`sum(increase(traefik_service_requests_total{`+canarySel+`}[60s]))`, "requests", "", "canary"),
-				lr(`histogram_quantile(0.95, sum by (le) (rate(traefik_service_request_duration_seconds_bucket{`+canarySel+`}[60s]))) * 1000`, "metric", "request-duration", "canary"),
+				lr(`sum(increase(traefik_service_requests_total{`+canarySel+`}[600s]))`, "requests", "", "canary"),
+				lr(`sum by (le) (increase(traefik_service_request_duration_seconds_bucket{`+canarySel+`}[600s]))`, "buckets", "", "canary"),
 			},
 		},
 		{
-			name: "compared with the stable version, and a template",
+			name: "compared with the stable version, and a template over its window",
 			a: webappv1.CanaryAnalysis{Metrics: []webappv1.CanaryMetric{
 				{Name: "request-duration", ThresholdRange: webappv1.ThresholdRange{Max: ptr(500.0)}, Stable: &webappv1.StableComparison{MaxDifference: 100}},
 				{Name: "errs", TemplateRef: &webappv1.MetricTemplateRef{Name: "errors"}, ThresholdRange: webappv1.ThresholdRange{Max: ptr(1.0)}},
 			}},
 			want: []string{
-				lr(`sum(increase(traefik_service_requests_total{`+canarySel+`}[30s]))`, "requests", "", "canary"),
-				lr(`histogram_quantile(0.99, sum by (le) (rate(traefik_service_request_duration_seconds_bucket{`+canarySel+`}[30s]))) * 1000`, "metric", "request-duration", "canary"),
-				lr(`histogram_quantile(0.99, sum by (le) (rate(traefik_service_request_duration_seconds_bucket{`+stableSel+`}[30s]))) * 1000`, "metric", "request-duration", "stable"),
+				lr(`sum(increase(traefik_service_requests_total{`+canarySel+`}[600s]))`, "requests", "", "canary"),
+				lr(`sum by (le) (increase(traefik_service_request_duration_seconds_bucket{`+canarySel+`}[600s]))`, "buckets", "", "canary"),
+				lr(`sum(increase(traefik_service_requests_total{`+stableSel+`}[600s]))`, "requests", "", "stable"),
+				lr(`sum by (le) (increase(traefik_service_request_duration_seconds_bucket{`+stableSel+`}[600s]))`, "buckets", "", "stable"),
 				lr(`sum(rate(errors_total{namespace="shop", service="web-canary"}[30s]))`, "metric", "errs", "canary"),
-				lr(`sum(increase(traefik_service_requests_total{`+stableSel+`}[30s]))`, "requests", "", "stable"),
 			},
 		},
 		{
@@ -192,12 +138,15 @@ templates:
 			a: webappv1.CanaryAnalysis{Metrics: []webappv1.CanaryMetric{
 				{Name: "budget", TemplateRef: &webappv1.MetricTemplateRef{Name: "nope"}, ThresholdRange: webappv1.ThresholdRange{Max: ptr(1.0)}},
 			}},
-			want:       []string{lr(`sum(increase(traefik_service_requests_total{`+canarySel+`}[30s]))`, "requests", "", "canary")},
+			want:       []string{lr(`sum(increase(traefik_service_requests_total{`+canarySel+`}[600s]))`, "requests", "", "canary")},
 			wantErrors: map[string]string{"budget": `template "nope": the hook's analysis templates define no such template`},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, errs := Query(&Traefik, templates, "shop", "web", &tc.a)
+			got, errs, err := Query(&Traefik, templates, parent("web"), testEntryPoints, &tc.a, 10*time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if want := strings.Join(tc.want, "\nor\n"); got != want {
 				t.Errorf("query:\n%s\nwant:\n%s", got, want)
 			}
@@ -210,6 +159,16 @@ templates:
 				}
 			}
 		})
+	}
+}
+
+// TestQueryNotSelected checks that a check whose versions' requests the Gateway cannot select
+// alone has no query, and says why.
+func TestQueryNotSelected(t *testing.T) {
+	a := &webappv1.CanaryAnalysis{Metrics: []webappv1.CanaryMetric{{Name: "request-success-rate", ThresholdRange: webappv1.ThresholdRange{Min: ptr(99.0)}}}}
+	q, _, err := Query(&Traefik, nil, parent("web"), nil, a, time.Minute)
+	if q != "" || !errors.Is(err, errAmbiguous) {
+		t.Errorf("without entry points: query %q, error %v; want none, and %v", q, err, errAmbiguous)
 	}
 }
 
@@ -231,7 +190,10 @@ templates:
 		{Name: "t", TemplateRef: &webappv1.MetricTemplateRef{Name: "t"}, ThresholdRange: webappv1.ThresholdRange{Max: ptr(9.0)}},
 	}}
 	for _, name := range []string{"web", "a.b", `x"}) or vector(1) #`, `back\slash`, "new\nline", "$1"} {
-		q, _ := Query(&Traefik, templates, "ns", name, a)
+		q, _, err := Query(&Traefik, templates, Parent{Namespace: "ns", Name: name, Route: testRoute(name)}, testEntryPoints, a, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var stack []byte
 		open := map[byte]byte{')': '(', '}': '{', ']': '['}
 		for i := 0; i < len(q); i++ {

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -28,10 +30,11 @@ const (
 	outcomeRefused     = "refused"
 	outcomeUnreachable = "unreachable"
 	outcomeBadResult   = "bad_result"
+	outcomeTooLarge    = "too_large"
 )
 
 // outcomes are every outcome, so that each has a series from the start.
-var outcomes = []string{outcomeOK, outcomeTimeout, outcomeBusy, outcomeHTTPError, outcomeRefused, outcomeUnreachable, outcomeBadResult}
+var outcomes = []string{outcomeOK, outcomeTimeout, outcomeBusy, outcomeHTTPError, outcomeRefused, outcomeUnreachable, outcomeBadResult, outcomeTooLarge}
 
 // describe is the sentence the status shows for a query's error, and its outcome. The sentence
 // names no URL, token or query: it says what went wrong in Prometheus's words at most (its error
@@ -47,6 +50,10 @@ func describe(err error, ctx context.Context, code int, timeout time.Duration) (
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
 		return fmt.Sprintf("Prometheus did not answer within %s", timeout), outcomeTimeout
+	case errors.Is(err, errRedirect):
+		return fmt.Sprintf("Prometheus answered HTTP %d (the hook follows no redirect)", code), outcomeHTTPError
+	case errors.Is(err, errTooLarge):
+		return fmt.Sprintf("Prometheus's answer was over %d MiB", MaxAnswerBytes>>20), outcomeTooLarge
 	case errors.As(err, &perr):
 		switch perr.Type {
 		case promv1.ErrServer, promv1.ErrClient:
@@ -87,10 +94,11 @@ func word(s string) string {
 }
 
 // read reads the series of a check's query (Query) into the canary's and the stable version's
-// values. A NaN value is absent, as a series that is not there; a metric with more than one
-// series (a template that does not aggregate) is an error of that metric. A result that is not
-// a vector, or a series without the labels Query adds, is an error of the whole result.
-func read(v model.Value) (canaryValues, stableValues canary.Values, err error) {
+// values; scale turns the Gateway's histogram bounds into milliseconds. A value that is not a
+// finite number (NaN, ±Inf) is absent, as a series that is not there; a metric with more than
+// one series (a template that does not aggregate) is an error of that metric. A result that is
+// not a vector, or a series without the labels Query adds, is an error of the whole result.
+func read(v model.Value, scale float64) (canaryValues, stableValues canary.Values, err error) {
 	vec, ok := v.(model.Vector)
 	if !ok {
 		return canaryValues, stableValues, fmt.Errorf("result of type %s, want a vector", v.Type())
@@ -108,7 +116,11 @@ func read(v model.Value) (canaryValues, stableValues canary.Values, err error) {
 			return canaryValues, stableValues, fmt.Errorf("series %s: track %q", s.Metric, track)
 		}
 		f := float64(s.Value)
+		finite := !math.IsNaN(f) && !math.IsInf(f, 0)
 		id := value + "/" + metric + "/" + track
+		if value == valueBuckets {
+			id += "/" + string(s.Metric[model.BucketLabel])
+		}
 		if seen[id] {
 			if value != valueMetric {
 				return canaryValues, stableValues, fmt.Errorf("series %s twice", s.Metric)
@@ -120,14 +132,29 @@ func read(v model.Value) (canaryValues, stableValues canary.Values, err error) {
 		seen[id] = true
 		switch value {
 		case valueRequests:
-			if !math.IsNaN(f) {
+			if finite {
 				vals.Requests = &f
+			}
+		case valueFailed:
+			if finite {
+				vals.Failed = &f
+			}
+		case valueBuckets:
+			le, err := strconv.ParseFloat(string(s.Metric[model.BucketLabel]), 64)
+			if err != nil || math.IsNaN(le) {
+				return canaryValues, stableValues, fmt.Errorf("series %s: le %q", s.Metric, s.Metric[model.BucketLabel])
+			}
+			if finite {
+				if !math.IsInf(le, 1) {
+					le *= scale
+				}
+				vals.Buckets = append(vals.Buckets, canary.Bucket{UpperBound: le, Count: f})
 			}
 		case valueMetric:
 			if metric == "" {
 				return canaryValues, stableValues, fmt.Errorf("series %s: no metric", s.Metric)
 			}
-			if !math.IsNaN(f) && vals.Errors[metric] == "" {
+			if finite && vals.Errors[metric] == "" {
 				if vals.Metrics == nil {
 					vals.Metrics = map[string]float64{}
 				}
@@ -137,5 +164,23 @@ func read(v model.Value) (canaryValues, stableValues canary.Values, err error) {
 			return canaryValues, stableValues, fmt.Errorf("series %s: value %q", s.Metric, value)
 		}
 	}
+	canaryValues.Buckets, stableValues.Buckets = histogram(canaryValues.Buckets), histogram(stableValues.Buckets)
 	return canaryValues, stableValues, nil
+}
+
+// histogram sorts b by upper bound and makes its counts cumulative and monotonic, as
+// histogram_quantile does (increase() of each bucket is extrapolated apart, so a higher bucket can
+// read a little less than a lower); nil unless it ends with the +Inf bucket.
+func histogram(b []canary.Bucket) []canary.Bucket {
+	if len(b) == 0 {
+		return nil
+	}
+	slices.SortFunc(b, func(x, y canary.Bucket) int { return cmp.Compare(x.UpperBound, y.UpperBound) })
+	if !math.IsInf(b[len(b)-1].UpperBound, 1) {
+		return nil
+	}
+	for i := 1; i < len(b); i++ {
+		b[i].Count = max(b[i].Count, b[i-1].Count)
+	}
+	return b
 }

@@ -3,6 +3,7 @@ package canary_test
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -66,16 +67,26 @@ func analyzed(edit func(*canary.Input)) canary.Input {
 		if edit != nil {
 			edit(in)
 		}
+		if m := in.Measurement; m != nil && m.Span == (canary.Span{}) {
+			m.Span, _ = canary.Due(in.Plan, in.Last, in.Now) // the check that is due, as the edge measures it
+		}
 	})
 }
 
-// measured is a measurement at t0 + 1 minute of a canary that had requests in the window, with
-// its success rate and 99th percentile.
+// measured is a measurement of a canary that had requests since its step began, successRate
+// percent of them not 5xx, each of them taking latency milliseconds: the histogram has them all
+// in the bucket latency falls in. Its span is filled in by analyzed, as the check that is due.
 func measured(requests, successRate, latency float64) *canary.Measurement {
-	return &canary.Measurement{At: t0.Add(time.Minute), Window: 10 * time.Second, Canary: canary.Values{
-		Requests: &requests,
-		Metrics:  map[string]float64{webappv1.MetricRequestSuccessRate: successRate, webappv1.MetricRequestDuration: latency},
-	}}
+	failed := requests * (100 - successRate) / 100
+	var buckets []canary.Bucket
+	for _, le := range []float64{10, 50, 100, 250, 500, 1000, 2500, 5000, math.Inf(1)} {
+		n := 0.0
+		if latency <= le {
+			n = requests
+		}
+		buckets = append(buckets, canary.Bucket{UpperBound: le, Count: n})
+	}
+	return &canary.Measurement{Window: 10 * time.Second, Canary: canary.Values{Requests: &requests, Failed: &failed, Buckets: buckets}}
 }
 
 // running is the status of a canary of "new" at step, started at t0.
@@ -514,123 +525,198 @@ func transitionCases() []transitionCase {
 				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.PauseStartTime = at(50 * time.Second) })
 				in.Measurement = measured(1000, 99.8, 120)
 			}),
-			want: want{row: "pause over and the latest check passed: the next step", phase: webappv1.CanaryProgressing, step: 1, form: canary.Run, replicas: 2, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 10 * time.Second, analysis: webappv1.CheckPassed, checkTime: at(time.Minute), message: "passed: request-success-rate 99.8 (>= 99), request-duration 120 (<= 500)"},
+			want: want{row: "pause over and the latest check passed: the next step", phase: webappv1.CanaryProgressing, step: 1, form: canary.Run, replicas: 2, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 3 * time.Second, analysis: webappv1.CheckPassed, checkTime: at(53 * time.Second), message: "passed: request-success-rate 99.8 (>= 99), request-duration 248.5 (<= 500), on 1000 requests since the step began"},
 		},
 		{
-			name: "analysis: the pause is over but the check has too few requests: the step holds, inconclusive, and says so",
+			name: "analysis: the pause is over but too few requests show the canary inside: the step holds, inconclusive, and says how many more it needs",
 			in: analyzed(func(in *canary.Input) {
 				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.PauseStartTime = at(50 * time.Second) })
 				in.Measurement = measured(3, 100, 20)
 				in.Now = t0.Add(65 * time.Second)
 			}),
-			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, pauseStart: at(50 * time.Second), resync: 0, analysis: webappv1.CheckInconclusive, checkTime: at(time.Minute), message: "the pause is over, and the step goes on after a check passes. Checks inconclusive since 12:01:00: the canary had 3 requests in 10s, fewer than minRequests (10)"},
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, pauseStart: at(50 * time.Second), resync: 0, analysis: webappv1.CheckInconclusive, checkTime: at(63 * time.Second), message: "the pause is over, and the step goes on after a check passes. Checks inconclusive since 12:01:03: request-success-rate 100 on 3 requests, not yet shown >= 99: about 198 requests more to show it at 95 % confidence"},
 		},
 		{
-			name: "analysis: a check that fails counts, and at maxFailedChecks aborts, naming the metric and its value",
+			name: "analysis: minRequests is a floor for passing: shown inside on 201 requests, but 500 are asked for",
 			in: analyzed(func(in *canary.Input) {
-				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.FailedChecks, st.LastFailedCheckTime = 1, at(30*time.Second) })
+				in.Plan.Analysis.MinRequests = ptr(int32(500))
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.PauseStartTime = at(50 * time.Second) })
+				in.Measurement = measured(201, 100, 20)
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, pauseStart: at(50 * time.Second), resync: 0, analysis: webappv1.CheckInconclusive, checkTime: at(53 * time.Second), message: "about 299 requests more to reach minRequests (500)"},
+		},
+		{
+			name: "analysis: a failing built-in metric aborts at once, whatever maxFailedChecks, naming the metric and its value",
+			in: analyzed(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, nil)
 				in.Measurement = measured(400, 62.5, 20)
 			}),
-			want: want{row: "checks failed maxFailedChecks times", phase: webappv1.CanaryAborted, failedChecks: 2, form: canary.Keep, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, analysis: webappv1.CheckFailed, checkTime: at(time.Minute), message: "after 2 failed checks: analysis: request-success-rate 62.5, outside >= 99"},
+			want: want{row: "a check shows, at FailConfidence, the canary outside a built-in metric's threshold: aborted at once", phase: webappv1.CanaryAborted, failedChecks: 1, form: canary.Keep, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, analysis: webappv1.CheckFailed, checkTime: at(53 * time.Second), message: "after 1 failed check: analysis: request-success-rate 62.5 on 400 requests, outside >= 99 at 99 % confidence"},
 		},
 		{
-			name: "analysis: a slow canary fails on latency",
+			name: "analysis: ten requests that all failed are evidence, fewer than minRequests though they are",
+			in: analyzed(func(in *canary.Input) {
+				in.Plan.Analysis.MinRequests = ptr(int32(20))
+				in.Last = running(webappv1.CanaryProgressing, 0, nil)
+				in.Measurement = measured(10, 0, 20)
+			}),
+			want: want{row: "a check shows, at FailConfidence, the canary outside a built-in metric's threshold: aborted at once", phase: webappv1.CanaryAborted, failedChecks: 1, form: canary.Keep, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, analysis: webappv1.CheckFailed, checkTime: at(53 * time.Second), message: "request-success-rate 0 on 10 requests, outside >= 99"},
+		},
+		{
+			name: "analysis: one bad request of 60 fails nothing: inconclusive",
+			in: analyzed(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, nil)
+				in.Measurement = measured(60, 100-100.0/60, 20)
+			}),
+			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(time.Minute), phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 3 * time.Second, analysis: webappv1.CheckInconclusive, checkTime: at(53 * time.Second), message: "request-success-rate 98.33 on 60 requests, not yet shown >= 99"},
+		},
+		{
+			name: "analysis: a slow canary fails on latency, from the histogram: aborted at once",
 			in: analyzed(func(in *canary.Input) {
 				in.Last = running(webappv1.CanaryProgressing, 0, nil)
 				in.Measurement = measured(400, 100, 812.4)
 			}),
-			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(time.Minute), phase: webappv1.CanaryProgressing, failedChecks: 1, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 5 * time.Second, analysis: webappv1.CheckFailed, checkTime: at(time.Minute), message: "1 of 2 failed checks: analysis: request-duration 812.4, outside <= 500"},
+			want: want{row: "a check shows, at FailConfidence, the canary outside a built-in metric's threshold: aborted at once", phase: webappv1.CanaryAborted, failedChecks: 1, form: canary.Keep, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, analysis: webappv1.CheckFailed, checkTime: at(53 * time.Second), message: "request-duration 995 on 400 requests, outside <= 500 at 99 % confidence"},
+		},
+		{
+			name: "analysis: a template's metric outside its threshold counts towards maxFailedChecks, and aborts nothing alone",
+			in: analyzed(func(in *canary.Input) {
+				in.Plan.Analysis.Metrics = []webappv1.CanaryMetric{{Name: "errors", TemplateRef: &webappv1.MetricTemplateRef{Name: "errors"}, ThresholdRange: webappv1.ThresholdRange{Max: ptr(1.0)}}}
+				in.Last = running(webappv1.CanaryProgressing, 0, nil)
+				in.Measurement = &canary.Measurement{Window: 10 * time.Second, Canary: canary.Values{Requests: ptr(400.0), Metrics: map[string]float64{"errors": 5}}}
+			}),
+			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(time.Minute), phase: webappv1.CanaryProgressing, failedChecks: 1, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 3 * time.Second, analysis: webappv1.CheckFailed, checkTime: at(53 * time.Second), message: "1 of 2 failed checks: analysis: errors 5, outside <= 1"},
 		},
 		{
 			name: "analysis: a check the status records already is neither run nor counted again, whatever was measured",
 			in: analyzed(func(in *canary.Input) {
 				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) {
 					st.FailedChecks, st.LastFailedCheckTime = 1, at(time.Minute)
-					st.Analysis = &webappv1.AnalysisStatus{CheckTime: *at(time.Minute), WindowSeconds: 10, Result: webappv1.CheckFailed, Message: "request-success-rate 62.5, outside >= 99"}
+					st.Analysis = &webappv1.AnalysisStatus{CheckTime: *at(63 * time.Second), WindowSeconds: 63, Result: webappv1.CheckFailed, Message: "errors 5, outside <= 1"}
 				})
 				in.Measurement = measured(400, 10, 20)
 				in.Now = t0.Add(69 * time.Second)
 			}),
-			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(69 * time.Second), phase: webappv1.CanaryProgressing, failedChecks: 1, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: time.Second, analysis: webappv1.CheckFailed, checkTime: at(time.Minute)},
+			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(69 * time.Second), phase: webappv1.CanaryProgressing, failedChecks: 1, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 3 * time.Second, analysis: webappv1.CheckFailed, checkTime: at(63 * time.Second)},
 		},
 		{
-			name: "analysis: Prometheus does not answer: inconclusive, no check fails, and the status says why",
+			name: "analysis: Prometheus does not answer: inconclusive, no check fails, the status says why, and the step's first check is asked for 3 s after its weight is in place",
 			in: analyzed(func(in *canary.Input) {
 				in.Last = running(webappv1.CanaryProgressing, 0, nil)
-				in.Measurement = &canary.Measurement{At: t0.Add(time.Minute), Window: 10 * time.Second, Error: "Prometheus did not answer within 2s"}
+				in.Measurement = &canary.Measurement{Window: 10 * time.Second, Error: "Prometheus did not answer within 2s"}
 			}),
-			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(time.Minute), phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 5 * time.Second, analysis: webappv1.CheckInconclusive, checkTime: at(time.Minute), message: "Checks inconclusive since 12:01:00: nothing was measured: Prometheus did not answer within 2s"},
+			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(time.Minute), phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 3 * time.Second, analysis: webappv1.CheckInconclusive, checkTime: at(53 * time.Second), message: "Checks inconclusive since 12:00:53: nothing was measured: Prometheus did not answer within 2s"},
 		},
 		{
 			name: "analysis: an inconclusive check that finds what the recorded one found leaves the record as it is: no status write per check",
 			in: analyzed(func(in *canary.Input) {
 				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) {
 					st.PauseStartTime = at(40 * time.Second)
-					st.Analysis = &webappv1.AnalysisStatus{CheckTime: *at(40 * time.Second), WindowSeconds: 10, Result: webappv1.CheckInconclusive, InconclusiveSince: at(40 * time.Second),
+					st.Analysis = &webappv1.AnalysisStatus{CheckTime: *at(43 * time.Second), WindowSeconds: 43, Result: webappv1.CheckInconclusive, InconclusiveSince: at(43 * time.Second),
 						Message: "nothing was measured: Prometheus did not answer within 2s",
 						Metrics: []webappv1.MetricStatus{{Name: webappv1.MetricRequestSuccessRate, Threshold: ">= 99", Result: webappv1.CheckInconclusive}, {Name: webappv1.MetricRequestDuration, Threshold: "<= 500", Result: webappv1.CheckInconclusive}}}
 				})
-				in.Measurement = &canary.Measurement{At: t0.Add(time.Minute), Window: 10 * time.Second, Error: "Prometheus did not answer within 2s"}
+				in.Measurement = &canary.Measurement{Window: 10 * time.Second, Error: "Prometheus did not answer within 2s"}
 			}),
-			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, pauseStart: at(40 * time.Second), resync: 0, analysis: webappv1.CheckInconclusive, checkTime: at(40 * time.Second), message: "Checks inconclusive since 12:00:40: nothing was measured: Prometheus did not answer within 2s"},
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, pauseStart: at(40 * time.Second), resync: 0, analysis: webappv1.CheckInconclusive, checkTime: at(43 * time.Second), message: "Checks inconclusive since 12:00:43: nothing was measured: Prometheus did not answer within 2s"},
+		},
+		{
+			name: "analysis: the edge is still measuring the check that is due: nothing is judged, and a call comes in a second",
+			in: analyzed(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.PauseStartTime = at(50 * time.Second) })
+				in.Measuring = true
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, pauseStart: at(50 * time.Second), resync: time.Second},
 		},
 		{
 			name: "analysis: a hook without Prometheus measures nothing: inconclusive",
 			in:   analyzed(func(in *canary.Input) { in.Last = running(webappv1.CanaryProgressing, 0, nil) }),
-			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(time.Minute), phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 5 * time.Second, analysis: webappv1.CheckInconclusive, checkTime: at(time.Minute), message: "the hook has no Prometheus to ask"},
+			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(time.Minute), phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 3 * time.Second, analysis: webappv1.CheckInconclusive, checkTime: at(53 * time.Second), message: "the hook has no Prometheus to ask"},
 		},
 		{
-			name: "analysis compared with the stable version: both fail alike, an incident: the check passes",
+			name: "analysis compared with the stable version: both fail alike, an incident: held, never passed",
 			in: analyzed(func(in *canary.Input) {
 				in.Plan.Analysis.Metrics[0].Stable = &webappv1.StableComparison{MaxDifference: 2}
 				in.Last = running(webappv1.CanaryProgressing, 0, nil)
 				in.Measurement = measured(400, 80, 20)
-				in.Measurement.Stable = canary.Values{Requests: ptr(3600.0), Metrics: map[string]float64{webappv1.MetricRequestSuccessRate: 81}}
+				in.Measurement.Stable = canary.Values{Requests: ptr(3600.0), Failed: ptr(684.0)}
 			}),
-			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(time.Minute), phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 5 * time.Second, analysis: webappv1.CheckPassed, checkTime: at(time.Minute)},
+			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(time.Minute), phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 3 * time.Second, analysis: webappv1.CheckHeld, checkTime: at(53 * time.Second), message: "both versions fail: held, not judged (request-success-rate 80, the stable version's 81, >= 99)"},
 		},
 		{
-			name: "analysis compared with the stable version: only the canary fails: the check fails",
+			name: "analysis compared with the stable version: only the canary fails: aborted",
 			in: analyzed(func(in *canary.Input) {
 				in.Plan.Analysis.Metrics[0].Stable = &webappv1.StableComparison{MaxDifference: 2}
 				in.Last = running(webappv1.CanaryProgressing, 0, nil)
 				in.Measurement = measured(400, 80, 20)
-				in.Measurement.Stable = canary.Values{Requests: ptr(3600.0), Metrics: map[string]float64{webappv1.MetricRequestSuccessRate: 100}}
+				in.Measurement.Stable = canary.Values{Requests: ptr(3600.0)}
 			}),
-			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(time.Minute), phase: webappv1.CanaryProgressing, failedChecks: 1, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 5 * time.Second, analysis: webappv1.CheckFailed, checkTime: at(time.Minute), message: "worse than the stable version's 100 by more than 2"},
+			want: want{row: "a check shows, at FailConfidence, the canary outside a built-in metric's threshold: aborted at once", phase: webappv1.CanaryAborted, failedChecks: 1, form: canary.Keep, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, analysis: webappv1.CheckFailed, checkTime: at(53 * time.Second), message: "while the stable version's 100 is inside it"},
+		},
+		{
+			name: "analysis compared with the stable version: both fail, the canary worse by more than maxDifference: aborted",
+			in: analyzed(func(in *canary.Input) {
+				in.Plan.Analysis.Metrics[0].Stable = &webappv1.StableComparison{MaxDifference: 2}
+				in.Last = running(webappv1.CanaryProgressing, 0, nil)
+				in.Measurement = measured(400, 80, 20)
+				in.Measurement.Stable = canary.Values{Requests: ptr(3600.0), Failed: ptr(360.0)}
+			}),
+			want: want{row: "a check shows, at FailConfidence, the canary outside a built-in metric's threshold: aborted at once", phase: webappv1.CanaryAborted, failedChecks: 1, form: canary.Keep, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, analysis: webappv1.CheckFailed, checkTime: at(53 * time.Second), message: "worse than the stable version's 90 by more than 2"},
 		},
 		{
 			name: "analysis inconclusive past afterSeconds with action Abort: aborted, and the message says why",
 			in: analyzed(func(in *canary.Input) {
 				in.Plan.Analysis.OnInconclusive = &webappv1.InconclusivePolicy{AfterSeconds: ptr(int32(60)), Action: webappv1.InconclusiveAbort}
 				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) {
-					st.Analysis = &webappv1.AnalysisStatus{CheckTime: *at(50 * time.Second), WindowSeconds: 10, Result: webappv1.CheckInconclusive, InconclusiveSince: at(0)}
+					st.Analysis = &webappv1.AnalysisStatus{CheckTime: *at(43 * time.Second), WindowSeconds: 43, Result: webappv1.CheckInconclusive, InconclusiveSince: at(0)}
 				})
 				in.Measurement = measured(0, 0, 0)
 			}),
-			want: want{row: "checks inconclusive past onInconclusive.afterSeconds, with action Abort", phase: webappv1.CanaryAborted, form: canary.Keep, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, analysis: webappv1.CheckInconclusive, checkTime: at(time.Minute), message: "its checks stayed inconclusive for 1m0s"},
+			want: want{row: "checks inconclusive past onInconclusive.afterSeconds, with action Abort", phase: webappv1.CanaryAborted, form: canary.Keep, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, analysis: webappv1.CheckInconclusive, checkTime: at(53 * time.Second), message: "its checks stayed inconclusive for 1m0s"},
 		},
 		{
-			name: "analysis inconclusive past afterSeconds with action Promote: promoting",
+			name: "analysis inconclusive past afterSeconds with action Promote, its checks measuring too few requests: promoting",
 			in: analyzed(func(in *canary.Input) {
 				in.Plan.Analysis.OnInconclusive = &webappv1.InconclusivePolicy{AfterSeconds: ptr(int32(60)), Action: webappv1.InconclusivePromote}
 				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) {
-					st.Analysis = &webappv1.AnalysisStatus{CheckTime: *at(50 * time.Second), WindowSeconds: 10, Result: webappv1.CheckInconclusive, InconclusiveSince: at(0)}
+					st.Analysis = &webappv1.AnalysisStatus{CheckTime: *at(43 * time.Second), WindowSeconds: 43, Result: webappv1.CheckInconclusive, InconclusiveSince: at(0), Requests: ptr(int64(2))}
+				})
+				in.Measurement = measured(3, 100, 20)
+			}),
+			want: want{row: "checks inconclusive past onInconclusive.afterSeconds, with action Promote", phase: webappv1.CanaryPromoting, form: canary.Run, replicas: 4, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, analysis: webappv1.CheckInconclusive, checkTime: at(53 * time.Second)},
+		},
+		{
+			name: "analysis: silence never promotes: no request since the step began, past afterSeconds with action Promote: the run starts again",
+			in: analyzed(func(in *canary.Input) {
+				in.Plan.Analysis.OnInconclusive = &webappv1.InconclusivePolicy{AfterSeconds: ptr(int32(60)), Action: webappv1.InconclusivePromote}
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) {
+					st.Analysis = &webappv1.AnalysisStatus{CheckTime: *at(43 * time.Second), WindowSeconds: 43, Result: webappv1.CheckInconclusive, InconclusiveSince: at(0), Requests: ptr(int64(2))}
 				})
 				in.Measurement = measured(0, 0, 0)
 			}),
-			want: want{row: "checks inconclusive past onInconclusive.afterSeconds, with action Promote", phase: webappv1.CanaryPromoting, form: canary.Run, replicas: 4, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, analysis: webappv1.CheckInconclusive, checkTime: at(time.Minute)},
+			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(time.Minute), phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 3 * time.Second, analysis: webappv1.CheckInconclusive, checkTime: at(53 * time.Second)},
 		},
 		{
-			name: "analysis inconclusive past afterSeconds with action Hold: the step holds, and says so",
+			name: "analysis: silence never promotes: Prometheus down past afterSeconds with action Promote",
+			in: analyzed(func(in *canary.Input) {
+				in.Plan.Analysis.OnInconclusive = &webappv1.InconclusivePolicy{AfterSeconds: ptr(int32(60)), Action: webappv1.InconclusivePromote}
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) {
+					st.Analysis = &webappv1.AnalysisStatus{CheckTime: *at(43 * time.Second), WindowSeconds: 43, Result: webappv1.CheckInconclusive, InconclusiveSince: at(0), Requests: ptr(int64(2))}
+				})
+				in.Measurement = &canary.Measurement{Window: 10 * time.Second, Error: "cannot reach Prometheus (connection refused)"}
+			}),
+			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(time.Minute), phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 3 * time.Second, analysis: webappv1.CheckInconclusive, checkTime: at(53 * time.Second)},
+		},
+		{
+			name: "analysis inconclusive past afterSeconds with action Hold: held, and the status says so and what it waits for",
 			in: analyzed(func(in *canary.Input) {
 				in.Plan.Analysis.OnInconclusive = &webappv1.InconclusivePolicy{AfterSeconds: ptr(int32(60)), Action: webappv1.InconclusiveHold}
 				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) {
-					st.Analysis = &webappv1.AnalysisStatus{CheckTime: *at(50 * time.Second), WindowSeconds: 10, Result: webappv1.CheckInconclusive, InconclusiveSince: at(0)}
+					st.Analysis = &webappv1.AnalysisStatus{CheckTime: *at(43 * time.Second), WindowSeconds: 43, Result: webappv1.CheckInconclusive, InconclusiveSince: at(-10 * time.Second)}
 				})
-				in.Measurement = measured(0, 0, 0)
+				in.Measurement = measured(3, 100, 20)
 			}),
-			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(time.Minute), phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 5 * time.Second, analysis: webappv1.CheckInconclusive, checkTime: at(time.Minute), message: "inconclusive since 2026-12-01T12:00:00Z, the step holds until a check passes or fails"},
+			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(time.Minute), phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 3 * time.Second, analysis: webappv1.CheckHeld, checkTime: at(53 * time.Second), message: "held since 12:00:50 (onInconclusive: Hold): request-success-rate 100 on 3 requests, not yet shown >= 99: about 198 requests more"},
 		},
 		{
 			name: "promote-step at a timed step whose pause is not over: the next step, at once",

@@ -74,6 +74,9 @@ type Input struct {
 	// was due at Now; nil when it measured nothing (none was due, or the hook has no
 	// Prometheus). A check that is due and has none is inconclusive.
 	Measurement *Measurement
+	// Measuring is true when the edge has the check that Due says is due still to measure: it is
+	// not judged at this call, and the answer asks for another call in MeasuringRetry.
+	Measuring bool
 	// Now is the time of the call.
 	Now time.Time
 }

@@ -106,17 +106,19 @@ func (s *state) endMessage() string {
 	return ""
 }
 
-// analysisMessage says what the latest check of the analysis found, and, when the checks have
-// stayed inconclusive past their bound with action Hold, that the step holds.
+// analysisMessage says what the latest check of the analysis found: what a held canary waits
+// for, and, with action Hold, that the step holds.
 func (s *state) analysisMessage(r *webappv1.AnalysisStatus) string {
-	msg := fmt.Sprintf("Check at %s: %s", r.CheckTime.UTC().Format(time.TimeOnly), strings.TrimSuffix(r.Message, "."))
-	if r.Result == webappv1.CheckInconclusive {
-		msg = fmt.Sprintf("Checks inconclusive since %s: %s", r.CheckTime.UTC().Format(time.TimeOnly), strings.TrimSuffix(r.Message, "."))
-		if after, act := s.in.Plan.Analysis.Inconclusive(); act == webappv1.InconclusiveHold && r.InconclusiveSince != nil && !s.in.Now.Before(r.InconclusiveSince.Add(after)) {
-			msg += fmt.Sprintf("; inconclusive since %s, the step holds until a check passes or fails, or a person promotes or aborts it", r.InconclusiveSince.UTC().Format(time.RFC3339))
-		}
-	} else if r.Result == webappv1.CheckFailed {
-		msg = fmt.Sprintf("Check at %s failed: %s", r.CheckTime.UTC().Format(time.TimeOnly), strings.TrimSuffix(r.Message, "."))
+	msg := strings.TrimSuffix(r.Message, ".")
+	switch r.Result {
+	case webappv1.CheckInconclusive:
+		msg = fmt.Sprintf("Checks inconclusive since %s: %s", r.CheckTime.UTC().Format(time.TimeOnly), msg)
+	case webappv1.CheckHeld:
+		msg = fmt.Sprintf("Check at %s: %s; the step holds until a check passes or fails, or a person promotes or aborts it", r.CheckTime.UTC().Format(time.TimeOnly), msg)
+	case webappv1.CheckFailed:
+		msg = fmt.Sprintf("Check at %s failed: %s", r.CheckTime.UTC().Format(time.TimeOnly), msg)
+	default:
+		msg = fmt.Sprintf("Check at %s: %s", r.CheckTime.UTC().Format(time.TimeOnly), msg)
 	}
 	return msg + "."
 }

@@ -22,6 +22,9 @@ type state struct {
 	// measured is true when this call recorded a check of the analysis (status.canary.analysis),
 	// which the check "analysis" then reads; a record from an earlier call is never counted again.
 	measured bool
+	// decisive is true when the check this call recorded failed a built-in metric's sequential
+	// test: the row "the analysis shows the canary outside its threshold" aborts at once.
+	decisive bool
 }
 
 // Next reads Transitions for in, and returns the next canary status and what the children

@@ -85,6 +85,8 @@ var Transitions = []Row{
 		From: atAStep, When: abortAsked, To: webappv1.CanaryAborted},
 	{Name: "abort asked while promoting, before the stable Deployment takes the template", Kind: Move,
 		From: []webappv1.CanaryPhase{webappv1.CanaryPromoting}, When: abortAskedInTime, To: webappv1.CanaryAborted},
+	{Name: "a check shows, at FailConfidence, the canary outside a built-in metric's threshold: aborted at once", Kind: Move,
+		From: atAStep, When: analysisDecisive, To: webappv1.CanaryAborted},
 	{Name: "checks failed maxFailedChecks times", Kind: Move,
 		From: atAStep, When: checksExhausted, To: webappv1.CanaryAborted},
 	{Name: "checks inconclusive past onInconclusive.afterSeconds, with action Abort", Kind: Move,

@@ -45,7 +45,8 @@ func TestAnalysis(t *testing.T) {
 	in := renderInstall(t, "e2e/testdata/gateway-api")
 	tr := requireTraefik(t, client.namespace(t, "analysis-traefik"))
 	prom := startPrometheus(t, tr.metricsAddr())
-	in.hookArgs = append(slices.Clone(in.hookArgs), "--prometheus-url="+prom.url())
+	// Traefik names each route's series after the entry point of its listener's port: web's.
+	in.hookArgs = append(slices.Clone(in.hookArgs), "--prometheus-url="+prom.url(), "--analysis-entrypoints=web="+tr.port)
 	hook := startHook(t, in)
 	cc := in.compositeController(t, hook.url())
 	cc["spec"].(map[string]any)["resyncPeriodSeconds"] = 5

@@ -744,3 +744,122 @@ func startMetacontrollerAs(t *testing.T, cc obj, user string) *metacontroller {
 	}
 	return startMetacontrollerWith(t, cc, 5, kubeconfig)
 }
+
+// templatesPolicy names the ValidatingAdmissionPolicy of metacontroller/analysis/policy.yaml
+// and its binding.
+const templatesPolicy = "webapp-analysis-templates"
+
+// TestPolicyAnalysisTemplates checks metacontroller/analysis's webapp-analysis-templates policy
+// against the real apiserver: a WebApp that names a metric template the templates ConfigMap does
+// not define is refused, on create and when an update adds the name, with a message that names
+// it; one that names only defined templates is let in, and so is an update of a WebApp that keeps
+// naming a template since removed. The policy is installed as the component renders it; its
+// binding reads a ConfigMap of the test's namespace and binds only there, so that no other
+// test's WebApp meets it.
+func TestPolicyAnalysisTemplates(t *testing.T) {
+	requireCluster(t)
+	ns := client.namespace(t, "templates-policy")
+	var policy, binding, cm obj
+	for _, d := range renderKustomize(t, "testdata/analysis") {
+		switch _, kind, _, name := identity(d); {
+		case kind == "ValidatingAdmissionPolicy" && name == templatesPolicy:
+			policy = d
+		case kind == "ValidatingAdmissionPolicyBinding" && name == templatesPolicy:
+			binding = d
+		case kind == "ConfigMap" && name == "webapp-hook-analysis-templates":
+			cm = d
+		}
+	}
+	if policy == nil || binding == nil || cm == nil {
+		t.Fatalf("testdata/analysis renders policy %v, binding %v, ConfigMap %v; want all three", policy != nil, binding != nil, cm != nil)
+	}
+	if got := field(binding, "spec", "paramRef", "namespace"); got != field(cm, "metadata", "namespace") {
+		t.Errorf("the binding reads ConfigMaps of namespace %v; want the ConfigMap's, %v", got, field(cm, "metadata", "namespace"))
+	}
+	cm["metadata"].(map[string]any)["namespace"] = ns
+	setTemplates := func(names ...string) {
+		t.Helper()
+		var b strings.Builder
+		b.WriteString("templates:\n# - name: commented-out\n")
+		for _, n := range names {
+			fmt.Fprintf(&b, "- name: %q  # quoted\n  query: |\n    sum(up{name=\"x\"})\n", n)
+		}
+		cm["data"] = obj{"templates.yaml": b.String()}
+		if _, err := client.apply(cm, "webapp-e2e", false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setTemplates("error-budget", "app-p95")
+	spec := binding["spec"].(map[string]any)
+	spec["paramRef"].(map[string]any)["namespace"] = ns
+	spec["matchResources"] = obj{"namespaceSelector": obj{"matchLabels": obj{"kubernetes.io/metadata.name": ns}}}
+	for _, d := range []obj{policy, binding} {
+		if _, err := client.apply(d, "webapp-e2e", false); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			apiVersion, kind, _, name := identity(d)
+			p, _ := client.path(apiVersion, kind, "", name)
+			client.do("DELETE", p, "", nil)
+		})
+	}
+
+	analysed := func(templates ...string) obj {
+		metrics := []any{obj{"name": "request-success-rate", "thresholdRange": obj{"min": 99}}}
+		for _, n := range templates {
+			metrics = append(metrics, obj{"name": n, "templateRef": obj{"name": n}, "thresholdRange": obj{"max": 1}})
+		}
+		return obj{"image": "nginx", "port": 8080,
+			"route":   obj{"hostnames": []any{"shop.example.com"}, "parentRefs": []any{obj{"name": "public"}}},
+			"rollout": obj{"canary": obj{"steps": []any{obj{"weight": 10}}, "analysis": obj{"metrics": metrics}}}}
+	}
+	p, _ := client.path("example.com/v1", "WebApp", ns, "")
+	dryRun := func(name string, spec obj) error {
+		_, err := client.do("POST", p+"?dryRun=All", "application/json", webApp(ns, name, spec))
+		return err
+	}
+	unknown := func(name string) string {
+		return "ValidatingAdmissionPolicy '" + templatesPolicy + "' with binding '" + templatesPolicy + "' denied request: " +
+			`spec.rollout.canary.analysis.metrics: templateRef "` + name + `" names no template of the hook's analysis templates (the ConfigMap webapp-hook-analysis-templates)`
+	}
+	wantUnknown := func(t *testing.T, err error, name string) {
+		t.Helper()
+		if e, ok := err.(*apiError); !ok || e.Code != http.StatusUnprocessableEntity || !strings.HasSuffix(e.Message, unknown(name)) {
+			t.Errorf("got %v;\nwant 422 ending in %q", err, unknown(name))
+		}
+	}
+	// The policy takes effect a moment after it is written.
+	waitFor(t, "the policy in force", 30*time.Second, func() (bool, error) {
+		err := dryRun("probe", analysed("nope"))
+		return err != nil && strings.Contains(err.Error(), templatesPolicy), nil
+	})
+
+	t.Run("refused on create: a name not defined, a prefix of one, one commented out", func(t *testing.T) {
+		for _, n := range []string{"nope", "error", "app-p9", "commented-out"} {
+			wantUnknown(t, dryRun("create-"+n, analysed("error-budget", n)), n)
+		}
+	})
+	t.Run("allowed: defined names, or none", func(t *testing.T) {
+		for i, spec := range []obj{analysed("error-budget", "app-p95"), analysed(), {"image": "nginx"}} {
+			if err := dryRun(fmt.Sprint("allowed-", i), spec); err != nil {
+				t.Errorf("%v: %v", spec, err)
+			}
+		}
+	})
+	t.Run("update: a template since removed stays, a new unknown one is refused", func(t *testing.T) {
+		if _, err := client.create(webApp(ns, "shop", analysed("app-p95"))); err != nil {
+			t.Fatal(err)
+		}
+		setTemplates("error-budget")
+		waitFor(t, "the policy reading the ConfigMap without app-p95", 30*time.Second, func() (bool, error) {
+			err := dryRun("probe", analysed("app-p95"))
+			return err != nil && strings.Contains(err.Error(), templatesPolicy), nil
+		})
+		if err := mergePatch(client, ns, "shop", "", obj{"spec": obj{"image": "nginx:1.29"}}); err != nil {
+			t.Errorf("an image changed, app-p95 kept: %v", err)
+		}
+		s := analysed("app-p95", "nope")
+		s["image"] = "nginx:1.29"
+		wantUnknown(t, mergePatch(client, ns, "shop", "", obj{"spec": s}), "nope")
+	})
+}

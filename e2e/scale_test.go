@@ -367,7 +367,9 @@ func runScale(t *testing.T, m scaleMode, n int, ns string, idle time.Duration, w
 		// A real Prometheus that scrapes nothing: each query is answered, with no data.
 		prom = startPrometheus(t)
 		defer prom.stop()
-		in.hookArgs = append(in.hookArgs, "--prometheus-url="+prom.url())
+		// The entry point of the Gateway's listener port, 80, so that each check is queried
+		// (without it, none would be: its series could not be told from others').
+		in.hookArgs = append(in.hookArgs, "--prometheus-url="+prom.url(), "--analysis-entrypoints=web=80")
 		// What it costs unasked, to tell the queries' cost from its own.
 		time.Sleep(5 * time.Second)
 		pid := prom.proc.cmd.Process.Pid

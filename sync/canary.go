@@ -50,6 +50,7 @@ func decideCanary(req *Request, obs *observedChildren, deployment *appsv1.Deploy
 		PromoteStep:      p.PromoteStep,
 		Retry:            p.Retry,
 		Measurement:      req.Measurement,
+		Measuring:        req.Measuring,
 		Now:              now,
 	}
 	if c := obs.deployment; c != nil {
@@ -283,8 +284,15 @@ func desiredCanary(p *Parent, d *canary.Output, labels map[string]string, cfg co
 	return dep
 }
 
-// splitBackends are the route's backends while a canary splits the traffic: stable to the
-// Service <name>-stable, and canary to <name>-canary, each with its weight.
+// RouteBackends are the Services of the route's one rule while a canary of WebApp name splits
+// its traffic, in the order of its backendRefs: <name>-stable, then <name>-canary. A Gateway may
+// number a backend's request metrics by its place (Traefik does).
+func RouteBackends(name string) []string {
+	return []string{name + webappv1.StableSuffix, name + webappv1.CanarySuffix}
+}
+
+// splitBackends are the route's backends while a canary splits the traffic (RouteBackends):
+// stable to the Service <name>-stable, and canary to <name>-canary, each with its weight.
 func splitBackends(p *Parent, stable, canaryWeight int32) []gatewayv1.HTTPBackendRef {
 	group, kind, port := gatewayv1.Group(""), gatewayv1.Kind("Service"), gatewayv1.PortNumber(ServicePort)
 	ref := func(name string, w int32) gatewayv1.HTTPBackendRef {
@@ -293,7 +301,8 @@ func splitBackends(p *Parent, stable, canaryWeight int32) []gatewayv1.HTTPBacken
 			Weight:                 &w,
 		}}
 	}
-	return []gatewayv1.HTTPBackendRef{ref(p.Name+webappv1.StableSuffix, stable), ref(p.Name+webappv1.CanarySuffix, canaryWeight)}
+	names := RouteBackends(p.Name)
+	return []gatewayv1.HTTPBackendRef{ref(names[0], stable), ref(names[1], canaryWeight)}
 }
 
 // resyncSeconds is a duration as resyncAfterSeconds, rounded up to the second; 0 for none.

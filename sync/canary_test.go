@@ -62,7 +62,7 @@ type fakeCluster struct {
 	now      time.Time
 	// measure, when set, plays the edge: it gives the measurement of a check that canary.Due
 	// says is due.
-	measure func(at time.Time) *canary.Measurement
+	measure func(span canary.Span) *canary.Measurement
 }
 
 func newCluster(t *testing.T, p sync.Parent) *fakeCluster {
@@ -103,8 +103,8 @@ func (c *fakeCluster) sync(d time.Duration) sync.Response {
 	c.now = c.now.Add(d)
 	req := &sync.Request{Parent: c.parent, Children: c.children, ChildKinds: withGatewayAPI, Related: c.related}
 	if c.measure != nil && c.parent.Spec.Rollout != nil {
-		if at, ok := canary.Due(c.parent.Spec.Rollout.Canary, c.parent.Canary, c.now); ok {
-			req.Measurement = c.measure(at)
+		if span, ok := canary.Due(c.parent.Spec.Rollout.Canary, c.parent.Canary, c.now); ok {
+			req.Measurement = c.measure(span)
 		}
 	}
 	resp := sync.Sync(req, c.now)
@@ -644,13 +644,13 @@ func TestSyncCanaryCases(t *testing.T) {
 		c, before, _ := running(t, withAnalysis)
 		c.status["Deployment/hello-canary"] = depStatus(1, 1, 1, 1, 1)
 		measures := 0
-		c.measure = func(at time.Time) *canary.Measurement {
+		c.measure = func(span canary.Span) *canary.Measurement {
 			measures++
-			return &canary.Measurement{At: at, Window: 10 * time.Second, Canary: canary.Values{Requests: ptr(40.0), Metrics: map[string]float64{webappv1.MetricRequestSuccessRate: 0}}}
+			return &canary.Measurement{Span: span, Window: 10 * time.Second, Canary: canary.Values{Requests: ptr(40.0), Failed: ptr(40.0)}}
 		}
-		// The canary started at 12:00:02: the first check whose 10 s window begins after that,
-		// and so measures its own requests only (canary.Due), is at 12:00:20; the last call is
-		// within the same interval.
+		// The canary started at 12:00:02: its first check, over its requests since then
+		// (canary.Due), is 3 s later; 40 requests that all failed abort it at once, and no
+		// later call measures again.
 		var resp sync.Response
 		for _, d := range []time.Duration{time.Second, time.Second, 16 * time.Second, time.Second} {
 			resp = c.sync(d)
@@ -658,7 +658,7 @@ func TestSyncCanaryCases(t *testing.T) {
 		if got := resp.Status.Canary; got.Phase != webappv1.CanaryAborted || got.Step != 0 || got.Analysis == nil || got.Analysis.Result != webappv1.CheckFailed {
 			t.Fatalf("canary %s, analysis %+v; want Aborted at step 0 by a failed check", canaryOf(resp), got.Analysis)
 		}
-		if want := "aborted after 1 failed check: analysis: request-success-rate 0, outside >= 99"; !strings.Contains(resp.Status.Message, want) {
+		if want := "aborted after 1 failed check: analysis: request-success-rate 0 on 40 requests, outside >= 99 at 99 % confidence"; !strings.Contains(resp.Status.Message, want) {
 			t.Errorf("message %q; want it to contain %q", resp.Status.Message, want)
 		}
 		if measures != 1 {
@@ -672,8 +672,8 @@ func TestSyncCanaryCases(t *testing.T) {
 		c, _, _ := running(t, withAnalysis)
 		c.status["Deployment/hello-canary"] = depStatus(1, 1, 1, 1, 1)
 		requests := 0.0 // no traffic yet
-		c.measure = func(at time.Time) *canary.Measurement {
-			return &canary.Measurement{At: at, Window: 10 * time.Second, Canary: canary.Values{Requests: &requests, Metrics: map[string]float64{webappv1.MetricRequestSuccessRate: 100}}}
+		c.measure = func(span canary.Span) *canary.Measurement {
+			return &canary.Measurement{Span: span, Window: 10 * time.Second, Canary: canary.Values{Requests: &requests}}
 		}
 		for range 3 {
 			c.sync(time.Second) // the route carries 10%, the pause starts

@@ -36,6 +36,9 @@ type Request struct {
 	// canary.Due says is due now; nil when none was measured. It is not part of Metacontroller's
 	// request: the edge fetches it (webhook), and tests give it.
 	Measurement *canary.Measurement
+	// Measuring is true when a check is due and the edge's measurement of it is still to come:
+	// the check stays due, and the answer asks for another call shortly (canary.Input.Measuring).
+	Measuring bool
 }
 
 // Parent is the observed WebApp, reduced to what the decision reads.

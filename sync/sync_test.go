@@ -3,6 +3,7 @@ package sync_test
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -673,13 +674,12 @@ func BenchmarkSyncCanaryAnalysis(b *testing.B) {
 			{Name: webappv1.MetricRequestDuration, ThresholdRange: webappv1.ThresholdRange{Max: ptr(500.0)}},
 		}}
 		webappv1.Default(&req.Parent.Spec)
-		at, ok := canary.Due(req.Parent.Spec.Rollout.Canary, req.Parent.Canary, now)
+		span, ok := canary.Due(req.Parent.Spec.Rollout.Canary, req.Parent.Canary, now)
 		if !ok {
 			b.Fatal("no check is due")
 		}
-		req.Measurement = &canary.Measurement{At: at, Window: 30 * time.Second, Canary: canary.Values{Requests: ptr(1200.0), Metrics: map[string]float64{
-			webappv1.MetricRequestSuccessRate: 99.9, webappv1.MetricRequestDuration: 42,
-		}}}
+		buckets := []canary.Bucket{{UpperBound: 50, Count: 1100}, {UpperBound: 100, Count: 1199}, {UpperBound: 500, Count: 1200}, {UpperBound: math.Inf(1), Count: 1200}}
+		req.Measurement = &canary.Measurement{Span: span, Window: 30 * time.Second, Canary: canary.Values{Requests: ptr(1200.0), Failed: ptr(1.0), Buckets: buckets}}
 	})
 }
 

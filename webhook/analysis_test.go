@@ -1,13 +1,16 @@
 package webhook_test
 
 import (
-	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"reflect"
+	"runtime"
 	"strings"
 	stdsync "sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,23 +29,29 @@ type fakeMeasurer struct {
 
 type measureCall struct {
 	parent analysis.Parent
-	at     time.Time
+	span   canary.Span
 	a      *webappv1.CanaryAnalysis
 }
 
-func (f *fakeMeasurer) Measure(ctx context.Context, parent analysis.Parent, a *webappv1.CanaryAnalysis, at time.Time) canary.Measurement {
+func (f *fakeMeasurer) Lookup(parent analysis.Parent, a *webappv1.CanaryAnalysis, span canary.Span, wait time.Duration) (canary.Measurement, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.calls = append(f.calls, measureCall{parent, at, a})
+	f.calls = append(f.calls, measureCall{parent, span, a})
 	m := f.m
-	m.At, m.Window = at, a.Window()
-	return m
+	m.Span, m.Window = span, a.Window()
+	return m, true
 }
 
 // analysisRequest is sync's canary walk at its timed step (step-04: 10 % on the canary, its pause
 // running), with an analysis checking every 30 s, and a status that recorded checkTime when it is
 // not zero; and the time of its pause's start.
 func analysisRequest(t *testing.T, checkTime time.Time) (string, time.Time) {
+	t.Helper()
+	return analysisRequestPaused(t, checkTime, time.Time{})
+}
+
+// analysisRequestPaused is analysisRequest with its pause started at pause, when not zero.
+func analysisRequestPaused(t *testing.T, checkTime, pause time.Time) (string, time.Time) {
 	t.Helper()
 	b, err := os.ReadFile("../sync/testdata/canary/step-04.request.json")
 	if err != nil {
@@ -61,12 +70,15 @@ func analysisRequest(t *testing.T, checkTime time.Time) (string, time.Time) {
 	if !checkTime.IsZero() {
 		st["analysis"] = map[string]any{"checkTime": checkTime.Format(time.RFC3339), "windowSeconds": 30, "result": "Passed", "step": 0}
 	}
-	pause, err := time.Parse(time.RFC3339, st["pauseStartTime"].(string))
+	if !pause.IsZero() {
+		st["pauseStartTime"] = pause.UTC().Format(time.RFC3339)
+	}
+	pause, err = time.Parse(time.RFC3339, st["pauseStartTime"].(string))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The canary started a minute before its pause (its pod took that long), so that the check
-	// at the pause, whose window is 30 s, measures the canary's own requests (canary.Due).
+	// The canary started a minute before its pause (its pod took that long); its step's first
+	// check is 3 s after the pause starts, and judges the requests since the step began.
 	st["stepStartTime"] = pause.Add(-time.Minute).Format(time.RFC3339)
 	out, _ := json.Marshal(req)
 	return string(out), pause
@@ -93,10 +105,10 @@ func checkOf(t *testing.T, body []byte) *webappv1.AnalysisStatus {
 // answer that judged a measurement is never served from the answer cache.
 func TestAnalysisMeasured(t *testing.T) {
 	body, pause := analysisRequest(t, time.Time{})
-	now := pause.Add(700 * time.Millisecond)
-	at := time.Unix(now.Unix()-now.Unix()%30, 0).UTC()
-	requests := 120.0
-	fake := &fakeMeasurer{m: canary.Measurement{Canary: canary.Values{Requests: &requests, Metrics: map[string]float64{"request-success-rate": 99.5}}}}
+	now := pause.Add(3700 * time.Millisecond)
+	at := pause.Add(canary.FirstCheckDelay)
+	requests, failed := 1200.0, 1.0
+	fake := &fakeMeasurer{m: canary.Measurement{Canary: canary.Values{Requests: &requests, Failed: &failed}}}
 	h := webhook.New(webhook.Options{CacheBytes: webhook.DefaultCacheBytes, Now: func() time.Time { return now }, Analysis: fake})
 
 	rec := serve(h, "POST", "/sync", body)
@@ -106,8 +118,14 @@ func TestAnalysisMeasured(t *testing.T) {
 	if len(fake.calls) != 1 {
 		t.Fatalf("%d measurements; want 1", len(fake.calls))
 	}
-	if c := fake.calls[0]; c.parent != (analysis.Parent{Namespace: "default", Name: "hello"}) || !c.at.Equal(at) || c.a == nil || len(c.a.Metrics) != 1 {
-		t.Errorf("measured %+v at %s; want the WebApp's analysis at %s", c.parent, c.at, at)
+	// The route as the hook writes it; no Gateway was sent along, so it is not Seen.
+	wantParent := analysis.Parent{Namespace: "default", Name: "hello", Route: analysis.Route{
+		Hostnames: []string{"hello.example.com"}, Path: "/", PathType: "PathPrefix",
+		Parents:  []analysis.RouteParent{{Namespace: "default", Name: "public"}},
+		Backends: []string{"hello-stable", "hello-canary"},
+	}}
+	if c := fake.calls[0]; !reflect.DeepEqual(c.parent, wantParent) || !c.span.To.Equal(at) || !c.span.From.Equal(pause.Add(-time.Minute)) || c.a == nil || len(c.a.Metrics) != 1 {
+		t.Errorf("measured %+v over %s..%s; want the WebApp's analysis over the step so far, up to %s", c.parent, c.span.From, c.span.To, at)
 	}
 	rec2 := checkOf(t, rec.Body.Bytes())
 	if rec2 == nil || !rec2.CheckTime.Time.Equal(at) || rec2.Result != webappv1.CheckPassed {
@@ -138,7 +156,7 @@ func TestAnalysisMeasured(t *testing.T) {
 // inconclusive, and says why.
 func TestAnalysisWithoutPrometheus(t *testing.T) {
 	body, pause := analysisRequest(t, time.Time{})
-	h := webhook.New(webhook.Options{Now: func() time.Time { return pause.Add(time.Second) }})
+	h := webhook.New(webhook.Options{Now: func() time.Time { return pause.Add(4 * time.Second) }})
 	rec := serve(h, "POST", "/sync", body)
 	c := checkOf(t, rec.Body.Bytes())
 	if c == nil || c.Result != webappv1.CheckInconclusive || !strings.Contains(c.Message, "no Prometheus") {
@@ -146,31 +164,54 @@ func TestAnalysisWithoutPrometheus(t *testing.T) {
 	}
 }
 
-// TestAnalysisSlowPrometheus checks that a Prometheus that does not answer holds a sync call no
-// longer than the query timeout, and makes the check inconclusive, saying why without naming
-// Prometheus's address; and that the analysis's metrics are served with the hook's.
+// TestAnalysisSlowPrometheus checks that a Prometheus that does not answer holds no sync call: the
+// first call with a check due starts the query and answers at once, the check still due and a
+// call asked for in a second; a call once the query has timed out judges the check inconclusive,
+// saying why without naming Prometheus's address; and the analysis's metrics are served with the
+// hook's.
 func TestAnalysisSlowPrometheus(t *testing.T) {
-	release := make(chan struct{})
+	release, gone := make(chan struct{}), make(chan struct{}, 1)
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm() // the whole body read, the server notices when the hook hangs up
 		select {
 		case <-r.Context().Done():
+			gone <- struct{}{} // the hook gave up on it
 		case <-release:
 		}
 	}))
 	defer slow.Close()
 	defer close(release)
-	p, err := analysis.New(analysis.Config{URL: slow.URL, QueryTimeout: 100 * time.Millisecond})
+	p, err := analysis.New(analysis.Config{URL: slow.URL, Gateway: "istio", QueryTimeout: 100 * time.Millisecond}) // Istio's selector needs no Gateway sent along
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, pause := analysisRequest(t, time.Time{})
-	h := webhook.New(webhook.Options{Now: func() time.Time { return pause.Add(time.Second) }, Analysis: p})
+	// The pause started 4 s ago by the clock the analysis's cache keeps its measurements by.
+	body, pause := analysisRequestPaused(t, time.Time{}, time.Now().Add(-4*time.Second).Truncate(time.Second))
+	h := webhook.New(webhook.Options{Now: func() time.Time { return pause.Add(4 * time.Second) }, Analysis: p})
 	start := time.Now()
 	rec := serve(h, "POST", "/sync", body)
-	if took := time.Since(start); took > time.Second {
-		t.Errorf("the call took %s; want about the 100ms query timeout", took)
+	if took := time.Since(start); took > 10*webhook.MeasureWait {
+		t.Errorf("the call took %s; want it to wait for Prometheus %s at most", took, webhook.MeasureWait)
 	}
-	c := checkOf(t, rec.Body.Bytes())
+	if c := checkOf(t, rec.Body.Bytes()); c != nil {
+		t.Errorf("check %+v recorded while its query runs; want none yet", c)
+	}
+	var resync struct {
+		ResyncAfterSeconds float64 `json:"resyncAfterSeconds"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &resync); err != nil || resync.ResyncAfterSeconds != 1 {
+		t.Errorf("resyncAfterSeconds = %v (%v); want 1: a call again in a second, for the check being measured", resync.ResyncAfterSeconds, err)
+	}
+	select {
+	case <-gone: // the query's own 100 ms timeout, in real time
+	case <-time.After(5 * time.Second):
+		t.Fatal("the query never timed out")
+	}
+	var c *webappv1.AnalysisStatus
+	for deadline := time.Now().Add(5 * time.Second); c == nil && time.Now().Before(deadline); runtime.Gosched() {
+		rec = serve(h, "POST", "/sync", body) // until the timed-out query's measurement is kept
+		c = checkOf(t, rec.Body.Bytes())
+	}
 	if want := "nothing was measured: Prometheus did not answer within 100ms"; c == nil || c.Result != webappv1.CheckInconclusive || c.Message != want {
 		t.Errorf("check %+v; want inconclusive: %q", c, want)
 	}
@@ -178,7 +219,114 @@ func TestAnalysisSlowPrometheus(t *testing.T) {
 		t.Errorf("the answer names Prometheus's address: %s", rec.Body)
 	}
 	metrics := serve(h.MetricsHandler(), "GET", "/metrics", "").Body.String()
-	if !strings.Contains(metrics, `webapp_hook_analysis_queries_total{outcome="timeout"} 1`) {
-		t.Errorf("metrics lack the timed-out query:\n%s", metrics)
+	for _, want := range []string{`webapp_hook_analysis_queries_total{outcome="timeout"} 1`, `webapp_hook_analysis_measurements_total{result="hit"} 1`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %s:\n%s", want, metrics)
+		}
+	}
+}
+
+// TestAnalysisRoute checks the route a measurement is given: the parentRefs with their
+// namespace defaulted (the install's --default-gateway when the spec names none), and each
+// Gateway Metacontroller sent along with its listeners; a Gateway not sent is not Seen.
+func TestAnalysisRoute(t *testing.T) {
+	body, pause := analysisRequest(t, time.Time{})
+	var req map[string]any
+	if err := json.Unmarshal([]byte(body), &req); err != nil {
+		t.Fatal(err)
+	}
+	route := req["parent"].(map[string]any)["spec"].(map[string]any)["route"].(map[string]any)
+	route["parentRefs"] = []any{
+		map[string]any{"name": "public", "namespace": "infra", "sectionName": "https"},
+		map[string]any{"name": "internal", "port": 8000},
+	}
+	req["related"] = map[string]any{"Gateway.gateway.networking.k8s.io/v1": map[string]any{
+		"infra/public": map[string]any{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+			"metadata": map[string]any{"name": "public", "namespace": "infra"},
+			"spec": map[string]any{"listeners": []any{
+				map[string]any{"name": "http", "port": 8000, "protocol": "HTTP"},
+				map[string]any{"name": "https", "port": 8443, "protocol": "HTTPS", "hostname": "*.example.com"},
+			}}},
+	}}
+	b, _ := json.Marshal(req)
+	now := pause.Add(canary.FirstCheckDelay + 700*time.Millisecond)
+	fake := &fakeMeasurer{}
+	h := webhook.New(webhook.Options{Now: func() time.Time { return now }, Analysis: fake})
+	if rec := serve(h, "POST", "/sync", string(b)); rec.Code != 200 {
+		t.Fatalf("sync = %d %s", rec.Code, rec.Body)
+	}
+	if len(fake.calls) != 1 {
+		t.Fatalf("%d measurements; want 1", len(fake.calls))
+	}
+	want := analysis.Route{
+		Hostnames: []string{"hello.example.com"}, Path: "/", PathType: "PathPrefix",
+		Parents: []analysis.RouteParent{
+			{Namespace: "infra", Name: "public", SectionName: "https", Seen: true, Listeners: []analysis.Listener{
+				{Name: "http", Port: 8000, Protocol: "HTTP"},
+				{Name: "https", Port: 8443, Protocol: "HTTPS", Hostname: "*.example.com"},
+			}},
+			{Namespace: "default", Name: "internal", Port: 8000},
+		},
+		Backends: []string{"hello-stable", "hello-canary"},
+	}
+	if got := fake.calls[0].parent.Route; !reflect.DeepEqual(got, want) {
+		t.Errorf("route\n got  %+v\n want %+v", got, want)
+	}
+}
+
+// TestAnalysisNotMeasured checks that a check through Traefik whose series the hook cannot tell
+// from other routes' (here: no --analysis-entrypoints) is inconclusive and says so, and that
+// Prometheus is not asked.
+func TestAnalysisNotMeasured(t *testing.T) {
+	var asked atomic.Int64
+	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { asked.Add(1) }))
+	defer prom.Close()
+	p, err := analysis.New(analysis.Config{URL: prom.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, pause := analysisRequest(t, time.Time{})
+	h := webhook.New(webhook.Options{Now: func() time.Time { return pause.Add(canary.FirstCheckDelay + time.Second) }, Analysis: p})
+	c := checkOf(t, serve(h, "POST", "/sync", body).Body.Bytes())
+	want := "nothing was measured: the Gateway's series names cannot tell this route from others (Traefik names them after its entry points, and the hook's --analysis-entrypoints names none): not measured"
+	if c == nil || c.Result != webappv1.CheckInconclusive || c.Message != want {
+		t.Errorf("check %+v; want inconclusive: %q", c, want)
+	}
+	if n := asked.Load(); n != 0 {
+		t.Errorf("Prometheus was asked %d times; want none", n)
+	}
+}
+
+// TestAnalysisHealthyPrometheus checks that a Prometheus that answers within MeasureWait costs
+// no second call: the check is judged at the call that found it due.
+func TestAnalysisHealthyPrometheus(t *testing.T) {
+	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"status":"success","data":{"resultType":"vector","result":[`+
+			`{"metric":{"value":"requests","track":"canary"},"value":[0,"1200"]},`+
+			`{"metric":{"value":"failed","track":"canary"},"value":[0,"1"]}]}}`)
+	}))
+	defer prom.Close()
+	p, err := analysis.New(analysis.Config{URL: prom.URL, EntryPoints: analysis.EntryPoints{"web": 8000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, pause := analysisRequest(t, time.Time{})
+	var req map[string]any
+	if err := json.Unmarshal([]byte(body), &req); err != nil {
+		t.Fatal(err)
+	}
+	route := req["parent"].(map[string]any)["spec"].(map[string]any)["route"].(map[string]any)
+	route["parentRefs"] = []any{map[string]any{"name": "public", "namespace": "infra"}}
+	req["related"] = map[string]any{"Gateway.gateway.networking.k8s.io/v1": map[string]any{
+		"infra/public": map[string]any{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+			"metadata": map[string]any{"name": "public", "namespace": "infra"},
+			"spec":     map[string]any{"listeners": []any{map[string]any{"name": "http", "port": 8000, "protocol": "HTTP"}}}},
+	}}
+	b, _ := json.Marshal(req)
+	h := webhook.New(webhook.Options{Now: func() time.Time { return pause.Add(canary.FirstCheckDelay) }, Analysis: p})
+	c := checkOf(t, serve(h, "POST", "/sync", string(b)).Body.Bytes())
+	if c == nil || c.Result != webappv1.CheckPassed || c.Requests == nil || *c.Requests != 1200 {
+		t.Errorf("check %+v; want it passed at the first call, on 1200 requests", c)
 	}
 }

@@ -122,12 +122,19 @@ type Options struct {
 	Analysis Measurer
 }
 
-// Measurer measures a check of a canary's analysis: analysis.Prometheus does. Measure returns
-// what it measured of parent's canary for the check at time at (canary.Due's) of analysis a, or
-// a Measurement whose Error says why nothing could be measured; it never fails the call.
+// Measurer measures a check of a canary's analysis: analysis.Prometheus does. Lookup returns
+// within wait: what it measured of parent's canary for the check over span (canary.Due's) of
+// analysis a, or a Measurement whose Error says why nothing could be measured, and true; or false
+// while the measurement is still to come, which it then starts or leaves running. It never fails.
 type Measurer interface {
-	Measure(ctx context.Context, parent analysis.Parent, a *webappv1.CanaryAnalysis, at time.Time) canary.Measurement
+	Lookup(parent analysis.Parent, a *webappv1.CanaryAnalysis, span canary.Span, wait time.Duration) (canary.Measurement, bool)
 }
+
+// MeasureWait is the longest a sync call waits for the measurement of its canary's check: a
+// healthy Prometheus answers within it (a few milliseconds a query), so that the check is judged
+// at the call that found it due; a slow one holds no call longer, and the check is judged at a
+// call a second later (canary.MeasuringRetry).
+const MeasureWait = 25 * time.Millisecond
 
 // Handler routes hook and health requests. Its metrics are served by another handler,
 // MetricsHandler, so that they can listen on a port of their own. It is safe for concurrent use.
@@ -396,7 +403,7 @@ func (h *Handler) answer(ctx context.Context, path string, body []byte, hk hook)
 		if hk == hookFinalize {
 			resp = sync.Finalize(req, now)
 		} else {
-			due := h.measure(ctx, req, now)
+			due := h.measure(req, now)
 			resp = sync.Sync(req, now)
 			// It holds only now: a canary's timer runs, or it judged a measurement of now.
 			timed = resp.Timed || due
@@ -416,20 +423,25 @@ func (h *Handler) answer(ctx context.Context, path string, body []byte, hk hook)
 }
 
 // measure sets req.Measurement to Options.Analysis's measurement of the check of its canary's
-// analysis that canary.Due says is due at now, if one is, and reports whether one is. A WebApp
-// with no check due, or an invalid spec, is never measured; without Options.Analysis nothing is,
-// and the machine says so. ctx, the call's, bounds the measurement.
-func (h *Handler) measure(ctx context.Context, req *sync.Request, now time.Time) (due bool) {
+// analysis that canary.Due says is due at now, if one is, and reports whether one is; or, while
+// that measurement is still to come after MeasureWait, sets req.Measuring: the call waits on
+// Prometheus no longer, and the machine asks for another call shortly. A WebApp with no check due, or an invalid spec, is
+// never measured; without Options.Analysis nothing is, and the machine says so.
+func (h *Handler) measure(req *sync.Request, now time.Time) (due bool) {
 	p := &req.Parent
 	if len(p.SpecErrors) > 0 || p.Spec.Rollout == nil {
 		return false
 	}
 	plan := p.Spec.Rollout.Canary
-	at, due := canary.Due(plan, p.Canary, now)
+	span, due := canary.Due(plan, p.Canary, now)
 	if !due || h.opts.Analysis == nil {
 		return due
 	}
-	m := h.opts.Analysis.Measure(ctx, analysis.Parent{Namespace: p.Namespace, Name: p.Name}, plan.Analysis, at)
+	m, ready := h.opts.Analysis.Lookup(analysis.Parent{Namespace: p.Namespace, Name: p.Name, Route: analysisRoute(req)}, plan.Analysis, span, MeasureWait)
+	if !ready {
+		req.Measuring = true
+		return true
+	}
 	req.Measurement = &m
 	return true
 }

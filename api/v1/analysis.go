@@ -34,37 +34,43 @@ const (
 // The built-in metrics of an analysis, named as Flagger names its own: a metric with one of these
 // names and no templateRef is measured from the Gateway's request metrics.
 const (
-	// MetricRequestSuccessRate is the share of the canary's requests in the window that were not
-	// answered with a 5xx status, in percent: 0 to 100.
+	// MetricRequestSuccessRate is the share of the canary's requests since its step began that
+	// were not answered with a 5xx status, in percent: 0 to 100.
 	MetricRequestSuccessRate = "request-success-rate"
-	// MetricRequestDuration is a quantile of the canary's request durations in the window, in
-	// milliseconds.
+	// MetricRequestDuration is a quantile of the canary's request durations since its step
+	// began, in milliseconds.
 	MetricRequestDuration = "request-duration"
 )
 
 // CanaryAnalysis judges the canary by what its users get: the Gateway's own request metrics, as
-// Prometheus holds them, or metrics of templates the platform team defined. A check runs every
-// intervalSeconds while the canary is at a step; a timed step goes on only when its pause is over
-// and its latest check passed, and a failed check counts towards maxFailedChecks.
+// Prometheus holds them, or metrics of templates the platform team defined. A step's first check
+// runs a few seconds after its weight is in place, then one every intervalSeconds; a built-in
+// metric judges every request of the canary since its step began, by a sequential test
+// (docs/canary.md#the-verdict). A timed step goes on only when its pause is over and its latest
+// check passed; a built-in metric shown outside its threshold aborts the canary at once, and a
+// template's metric outside its threshold counts towards maxFailedChecks.
+// +kubebuilder:validation:XValidation:rule="!has(self.onInconclusive) || !has(self.onInconclusive.afterSeconds) || self.onInconclusive.afterSeconds >= 2 * (has(self.intervalSeconds) ? self.intervalSeconds : 30)",message="onInconclusive.afterSeconds must be at least two intervalSeconds"
 type CanaryAnalysis struct {
-	// intervalSeconds is how often a check runs, 5 to 3600 (default 30). Checks run at whole
-	// multiples of it, so every replica of the hook measures the same window.
+	// intervalSeconds is how often a check runs, 5 to 3600 (default 30), after a step's first,
+	// which comes 3 seconds after its weight is in place. Check times follow from the status, so
+	// every replica of the hook measures the same check.
 	// +optional
 	// +kubebuilder:validation:Minimum=5
 	// +kubebuilder:validation:Maximum=3600
 	IntervalSeconds *int32 `json:"intervalSeconds,omitempty"`
 
-	// windowSeconds is the span of time each check measures, ending at the check, 5 to 3600
-	// (default: intervalSeconds).
+	// windowSeconds is the span of time a template's metric measures, ending at the check, 5 to
+	// 3600 (default: intervalSeconds). The built-in metrics judge every request since the step
+	// began.
 	// +optional
 	// +kubebuilder:validation:Minimum=5
 	// +kubebuilder:validation:Maximum=3600
 	WindowSeconds *int32 `json:"windowSeconds,omitempty"`
 
-	// minRequests is how many requests the canary must have had in the window (and the stable
-	// version too, for a metric compared with it) for a check to count, 0 to 1000000 (default
-	// 10). Below it, or when a query finds no data, the check is inconclusive: it neither fails
-	// nor lets the step go on.
+	// minRequests is how many requests the canary must have had since its step began for a
+	// check to pass, 0 to 1000000 (default 10): a floor for passing, never for failing (10
+	// requests that all failed are evidence). A template's metric is judged only from it on (and
+	// compared with the stable version only when that had as many).
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000000
@@ -108,7 +114,10 @@ var InconclusiveActions = []InconclusiveAction{InconclusiveHold, InconclusiveAbo
 // InconclusivePolicy says what happens when a canary's checks stay inconclusive.
 type InconclusivePolicy struct {
 	// afterSeconds is how long the checks may stay inconclusive, counted from the first of an
-	// unbroken run of inconclusive checks, before action is taken, 5 to a week (default 600).
+	// unbroken run of inconclusive checks, before action is taken, from two intervalSeconds to a
+	// week (default 600); less than two intervals counts as two. For Promote, a check that
+	// measured nothing (no answer from Prometheus, no request) starts the run again: silence
+	// never promotes.
 	// +optional
 	// +kubebuilder:validation:Minimum=5
 	// +kubebuilder:validation:Maximum=604800
@@ -206,6 +215,9 @@ func (a *CanaryAnalysis) Window() time.Duration {
 
 // Inconclusive is onInconclusive, defaulted: how long the checks may stay inconclusive, and what
 // is done then.
+//
+// afterSeconds is at least two intervals: a shorter one, which the schema refuses now but a
+// WebApp saved before may hold, counts as two, so that one failed query can never act.
 func (a *CanaryAnalysis) Inconclusive() (time.Duration, InconclusiveAction) {
 	after, action := time.Duration(DefaultInconclusiveAfterSeconds)*time.Second, InconclusiveHold
 	if p := a.OnInconclusive; p != nil {
@@ -214,7 +226,7 @@ func (a *CanaryAnalysis) Inconclusive() (time.Duration, InconclusiveAction) {
 			action = p.Action
 		}
 	}
-	return after, action
+	return max(after, 2*a.Interval()), action
 }
 
 // Requests is minRequests, defaulted.
@@ -241,29 +253,35 @@ func seconds(p *int32, def int32) time.Duration {
 }
 
 // CheckResult is the result of a check of the analysis, or of one of its metrics.
-// +kubebuilder:validation:Enum=Passed;Failed;Inconclusive
+// +kubebuilder:validation:Enum=Passed;Failed;Inconclusive;Held
 type CheckResult string
 
 // The results of a check.
 const (
-	// CheckPassed: every metric was in its range (or, compared with the stable version, not
-	// worse than it by more than maxDifference).
+	// CheckPassed: every metric was shown in its range (a built-in at 95 % confidence, on at
+	// least minRequests requests).
 	CheckPassed CheckResult = "Passed"
-	// CheckFailed: a metric was out of its range; the check counts towards maxFailedChecks.
+	// CheckFailed: a metric was shown out of its range (a built-in at 99 % confidence, which
+	// aborts the canary at once; a template's metric counts towards maxFailedChecks).
 	CheckFailed CheckResult = "Failed"
-	// CheckInconclusive: too few requests, no data, or no answer from Prometheus: the check
-	// neither fails nor lets the step go on.
+	// CheckInconclusive: too few requests to tell yet, no data, or no answer from Prometheus: the
+	// check neither fails nor lets the step go on.
 	CheckInconclusive CheckResult = "Inconclusive"
+	// CheckHeld: an inconclusive check the canary holds for: both versions fail a metric compared
+	// with the stable version (an incident, not the canary), or the checks have stayed
+	// inconclusive past onInconclusive.afterSeconds with action Hold. Neither fails nor passes.
+	CheckHeld CheckResult = "Held"
 )
 
 // CheckResults are the results in the order of the CRD's enum (tied to it by a test).
-var CheckResults = []CheckResult{CheckPassed, CheckFailed, CheckInconclusive}
+var CheckResults = []CheckResult{CheckPassed, CheckFailed, CheckInconclusive, CheckHeld}
 
 // AnalysisStatus is the record of the canary's latest check: what it measured and what it
 // found. It is written by the call that ran the check, and read by every later call, whatever
 // replica of the hook answers: a check is never run, nor counted, twice.
 type AnalysisStatus struct {
-	// checkTime is the end of the window the check measured, a whole multiple of intervalSeconds.
+	// checkTime is when the check was: FirstCheckDelay (3 s) after the step's weight was in
+	// place, then every intervalSeconds.
 	// +required
 	CheckTime metav1.Time `json:"checkTime"`
 
@@ -271,7 +289,8 @@ type AnalysisStatus struct {
 	// +optional
 	Step int32 `json:"step"`
 
-	// windowSeconds is the span of time the check measured, ending at checkTime.
+	// windowSeconds is the span of time the check judged, ending at checkTime: since the step
+	// began, for the built-in metrics.
 	// +required
 	WindowSeconds int32 `json:"windowSeconds"`
 
@@ -279,12 +298,12 @@ type AnalysisStatus struct {
 	// +required
 	Result CheckResult `json:"result"`
 
-	// requests is how many requests the canary had in the window.
+	// requests is how many requests the canary had since its step began.
 	// +optional
 	Requests *int64 `json:"requests,omitempty"`
 
-	// stableRequests is how many requests the stable version had in the window, when a metric is
-	// compared with it.
+	// stableRequests is how many requests the stable version had since the canary's step began,
+	// when a metric is compared with it.
 	// +optional
 	StableRequests *int64 `json:"stableRequests,omitempty"`
 

@@ -307,6 +307,7 @@ func TestCRDMatchesConstants(t *testing.T) {
 		{"status.canary.phase", oneOf(webappv1.CanaryPhases), "CanaryPhases"},
 		{"status.canary.weight", "the Service <name>" + webappv1.CanarySuffix + ",", "CanarySuffix"},
 		{"status.canary.failedChecks", "at most once every " + inWords(webappv1.CanaryCheckInterval), "CanaryCheckInterval"},
+		{"spec.rollout.canary.analysis.intervalSeconds", "which comes " + inWords(webappv1.AnalysisFirstCheckDelay) + " after its weight is in place", "AnalysisFirstCheckDelay"},
 		{"spec.podAnnotations", webappv1.AnnotationConfigHash, "AnnotationConfigHash"},
 	}
 	for _, k := range webappv1.OwnedPodLabels {

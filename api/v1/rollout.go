@@ -37,6 +37,12 @@ const (
 	// to be all available, counted from when the canary moved to the step (or was last asked for
 	// more pods), before a check fails.
 	CanaryAvailabilityGrace = 2 * time.Minute
+	// AnalysisFirstCheckDelay is how long after a step's weight is in place
+	// (status.canary.pauseStartTime) its first check of the analysis comes; then one comes every
+	// intervalSeconds. A canary that fails every request at full load is then stopped seconds
+	// after its users first meet it, not an interval later; the few seconds let the Gateway's new
+	// weights and a scrape of its metrics come in.
+	AnalysisFirstCheckDelay = 3 * time.Second
 	// CanaryMinReadySeconds is the canary Deployment's minReadySeconds: a pod counts as available
 	// only that long after it is ready, and the route gives the canary only the weight its
 	// available pods cover. A pod's endpoint reaches its EndpointSlice about a second after it is

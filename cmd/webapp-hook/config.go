@@ -130,6 +130,10 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 	fs.StringVar(&pc.TokenFile, "prometheus-token-file", pc.TokenFile, "file whose content is sent to Prometheus as a bearer token; re-read when it changes; needs -prometheus-url (env PROMETHEUS_TOKEN_FILE)")
 	fs.StringVar(&pc.CAFile, "prometheus-ca-file", pc.CAFile, "PEM CA bundle that Prometheus's certificate must chain to, in place of the system's; re-read when it changes; needs -prometheus-url (env PROMETHEUS_CA_FILE)")
 	fs.StringVar(&pc.Gateway, "analysis-gateway", pc.Gateway, "the Gateway implementation whose request metrics the built-in metrics read: "+strings.Join(analysis.GatewayNames(), " or ")+" (env ANALYSIS_GATEWAY)")
+	fs.Func("analysis-entrypoints", "Traefik's entry points and their ports, as name=port,name=port (web=8000,websecure=8443): Traefik names a route's series after the entry point of each Gateway listener's port; unset: checks through Traefik are not measured, as their series cannot be told from other routes' (env ANALYSIS_ENTRYPOINTS)", func(v string) (err error) {
+		pc.EntryPoints, err = analysis.ParseEntryPoints(v)
+		return err
+	})
 	fs.StringVar(&pc.TemplatesFile, "analysis-templates", pc.TemplatesFile, "YAML file of the metric templates WebApps may name (templateRef); re-read when it changes; needs -prometheus-url (env ANALYSIS_TEMPLATES)")
 	fs.DurationVar(&pc.QueryTimeout, "analysis-query-timeout", pc.QueryTimeout, "how long a check's query to Prometheus may take, the wait for a slot included; at most 2s (env ANALYSIS_QUERY_TIMEOUT)")
 	fs.IntVar(&pc.MaxConcurrentQueries, "analysis-max-concurrent-queries", pc.MaxConcurrentQueries, "queries to Prometheus in flight at once; more wait, within -analysis-query-timeout (env ANALYSIS_MAX_CONCURRENT_QUERIES)")
@@ -252,7 +256,7 @@ func newDefaults(profile, gateway string) (webappsync.Defaults, error) {
 // -prometheus-url need it, and analysis.Config.Validate's rules hold.
 func checkPrometheus(c analysis.Config) error {
 	if c.URL == "" {
-		for flag, v := range map[string]string{"-prometheus-token-file": c.TokenFile, "-prometheus-ca-file": c.CAFile, "-analysis-templates": c.TemplatesFile} {
+		for flag, v := range map[string]string{"-prometheus-token-file": c.TokenFile, "-prometheus-ca-file": c.CAFile, "-analysis-templates": c.TemplatesFile, "-analysis-entrypoints": c.EntryPoints.String()} {
 			if v != "" {
 				return fmt.Errorf("%s needs -prometheus-url", flag)
 			}
@@ -271,7 +275,7 @@ func checkPrometheus(c analysis.Config) error {
 	if err == nil {
 		return nil
 	}
-	for field, flag := range map[string]string{"URL: ": "-prometheus-url: ", "Gateway: ": "-analysis-gateway: "} {
+	for field, flag := range map[string]string{"URL: ": "-prometheus-url: ", "Gateway: ": "-analysis-gateway: ", "EntryPoints: ": "-analysis-entrypoints: "} {
 		if rest, ok := strings.CutPrefix(err.Error(), field); ok {
 			return errors.New(flag + rest)
 		}

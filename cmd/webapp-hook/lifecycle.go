@@ -118,7 +118,7 @@ func (m *Main) Open() error {
 		if prom, err = analysis.New(pc); err != nil {
 			return fmt.Errorf("canary analysis: %w", err)
 		}
-		m.Logger.Info("canary analysis from Prometheus", "gateway", pc.Gateway, "templates", prom.Templates(), "query_timeout", pc.QueryTimeout.String(), "max_concurrent_queries", pc.MaxConcurrentQueries)
+		m.Logger.Info("canary analysis from Prometheus", "gateway", pc.Gateway, "entrypoints", pc.EntryPoints.String(), "templates", prom.Templates(), "query_timeout", pc.QueryTimeout.String(), "max_concurrent_queries", pc.MaxConcurrentQueries)
 	}
 	ln, err := net.Listen("tcp", m.Config.Addr)
 	if err != nil {

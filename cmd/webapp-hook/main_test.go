@@ -51,11 +51,13 @@ func TestParseFlags(t *testing.T) {
 		{name: "a default gateway with a bad name", args: []string{"--default-gateway", "infra/Public"}, wantErr: `-default-gateway: "infra/Public": name "Public": a lowercase RFC 1123 subdomain`},
 		{name: "a default gateway with a bad namespace", args: []string{"--default-gateway", "in.fra/public"}, wantErr: `-default-gateway: "in.fra/public": namespace "in.fra": must not contain dots`},
 		{name: "a default gateway with too many parts", args: []string{"--default-gateway", "a/b/c/d"}, wantErr: `is not namespace/name or namespace/name/section`},
-		{name: "analysis from the environment", env: map[string]string{"PROMETHEUS_URL": "https://prometheus.monitoring:9090", "PROMETHEUS_TOKEN_FILE": "/t", "PROMETHEUS_CA_FILE": "/ca", "ANALYSIS_GATEWAY": "istio", "ANALYSIS_TEMPLATES": "/tpl.yaml", "ANALYSIS_QUERY_TIMEOUT": "1500ms", "ANALYSIS_MAX_CONCURRENT_QUERIES": "4"},
+		{name: "analysis from the environment", env: map[string]string{"PROMETHEUS_URL": "https://prometheus.monitoring:9090", "PROMETHEUS_TOKEN_FILE": "/t", "PROMETHEUS_CA_FILE": "/ca", "ANALYSIS_GATEWAY": "istio", "ANALYSIS_TEMPLATES": "/tpl.yaml", "ANALYSIS_QUERY_TIMEOUT": "1500ms", "ANALYSIS_MAX_CONCURRENT_QUERIES": "4", "ANALYSIS_ENTRYPOINTS": "web=8000,websecure=8443"},
 			want: Config{Addr: ":8080", MetricsAddr: ":9090", Options: webhook.Options{MaxBodyBytes: 16 << 20, MaxInflightBodyBytes: 16 << 20, InflightWait: 2 * time.Second, BodyTimeout: 5 * time.Second, CacheBytes: 1 << 20}, MaxConnections: 128, ShutdownDelay: 5 * time.Second, ShutdownTimeout: 20 * time.Second, LogLevel: "info", ReadHeaderTimeout: 5 * time.Second, ReloadInterval: 5 * time.Second, IdleTimeout: 30 * time.Second,
-				Prometheus: analysis.Config{URL: "https://prometheus.monitoring:9090", TokenFile: "/t", CAFile: "/ca", Gateway: "istio", TemplatesFile: "/tpl.yaml", QueryTimeout: 1500 * time.Millisecond, MaxConcurrentQueries: 4}}},
+				Prometheus: analysis.Config{URL: "https://prometheus.monitoring:9090", TokenFile: "/t", CAFile: "/ca", Gateway: "istio", TemplatesFile: "/tpl.yaml", QueryTimeout: 1500 * time.Millisecond, MaxConcurrentQueries: 4, EntryPoints: analysis.EntryPoints{"web": 8000, "websecure": 8443}}}},
 		{name: "a Prometheus token without a URL", args: []string{"--prometheus-token-file", "/t"}, wantErr: "-prometheus-token-file needs -prometheus-url"},
 		{name: "templates without a URL", args: []string{"--analysis-templates", "/t"}, wantErr: "-analysis-templates needs -prometheus-url"},
+		{name: "entry points without a URL", args: []string{"--analysis-entrypoints", "web=8000"}, wantErr: "-analysis-entrypoints needs -prometheus-url"},
+		{name: "an entry point without its port", args: []string{"--analysis-entrypoints", "web"}, wantErr: `-analysis-entrypoints: "web" is not name=port`},
 		{name: "a Prometheus URL with a password", args: []string{"--prometheus-url", "http://u:s3cret@prometheus"}, wantErr: "-prometheus-url: must hold no user or password"},
 		{name: "a Prometheus URL without a scheme", args: []string{"--prometheus-url", "prometheus:9090"}, wantErr: "-prometheus-url: the scheme must be http or https"},
 		{name: "an unknown gateway", args: []string{"--analysis-gateway", "nginx"}, wantErr: `-analysis-gateway: "nginx" is not one of istio, traefik`},
@@ -426,8 +428,9 @@ func TestTokenFile(t *testing.T) {
 }
 
 // TestAnalysisFlags starts the real server with a Prometheus and a templates file: the analysis's
-// metrics are served with the hook's, a templates file rewritten is taken up without a restart,
-// and a templates file that does not parse stops the server from starting, naming it.
+// metrics are served with the hook's, and a templates file rewritten is taken up without a
+// restart. A templates file that does not parse never stops the hook from starting: it is logged
+// by name and counted, every WebApp is synced, and a good file is taken up when it comes.
 func TestAnalysisFlags(t *testing.T) {
 	dir := t.TempDir()
 	templates := filepath.Join(dir, "templates.yaml")
@@ -470,13 +473,51 @@ func TestAnalysisFlags(t *testing.T) {
 	if err := os.WriteFile(templates, []byte("templates: [{name: Bad, query: up}]"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	bad := NewMain(io.Discard)
+	var badLogs bytes.Buffer
+	var badMu sync.Mutex
+	bad := NewMain(writerFunc(func(b []byte) (int, error) { badMu.Lock(); defer badMu.Unlock(); return badLogs.Write(b) }))
 	if err := bad.ParseFlags(args, func(string) string { return "" }); err != nil {
 		t.Fatal(err)
 	}
-	if err := bad.Open(); err == nil || !strings.Contains(err.Error(), templates) {
-		bad.Close()
-		t.Errorf("Open with a bad templates file: %v; want an error naming it", err)
+	bad.Config.ReloadInterval = 20 * time.Millisecond
+	if err := bad.Open(); err != nil {
+		t.Fatalf("Open with a bad templates file: %v; want the hook to start and serve", err)
+	}
+	defer bad.Close()
+	badMu.Lock()
+	if l := badLogs.String(); !strings.Contains(l, `"level":"ERROR"`) || !strings.Contains(l, templates) || !strings.Contains(l, "RFC 1123 label") {
+		t.Errorf("the bad templates file is not logged at error, by name and why:\n%s", l)
+	}
+	badMu.Unlock()
+	if v := metricValue(t, bad, "webapp_hook_analysis_reload_errors_total"); v < 1 {
+		t.Errorf("reload errors = %v; want the bad file counted", v)
+	}
+	body, err := os.ReadFile("../../examples/create.request.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := oneShot.Post("http://"+bad.Addr().String()+"/sync", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(answer), `"phase":"Pending"`) {
+		t.Errorf("sync with a bad templates file: %d %.300s; want the WebApp synced", resp.StatusCode, answer)
+	}
+	if err := os.WriteFile(templates, []byte("templates:\n- name: budget\n  query: up\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		badMu.Lock()
+		done := strings.Contains(badLogs.String(), `"msg":"analysis files reloaded","templates":["budget"]`)
+		badMu.Unlock()
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the mended templates file was not taken up within 3s:\n%s", badLogs.String())
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -372,7 +373,8 @@ func TestGatewayAPIComponent(t *testing.T) {
 
 // TestAnalysisComponent checks that metacontroller/analysis passes flags the hook takes, mounts
 // its templates ConfigMap where --analysis-templates looks, with templates the hook can read, and
-// lets the hook out to Prometheus on the port of --prometheus-url.
+// lets the hook out to Prometheus on the port of --prometheus-url; and that its admission policy
+// reads that ConfigMap's key.
 func TestAnalysisComponent(t *testing.T) {
 	b, err := os.ReadFile("../../metacontroller/analysis/kustomization.yaml")
 	if err != nil {
@@ -428,11 +430,39 @@ func TestAnalysisComponent(t *testing.T) {
 	if err := yaml.UnmarshalStrict(cmBytes, &cm); err != nil {
 		t.Fatal(err)
 	}
-	if cm.Name != spec.Volumes[0].ConfigMap.Name || !slices.Equal(k.Resources, []string{"templates.yaml"}) {
-		t.Errorf("ConfigMap %s, resources %v; want the one the volume names, %s", cm.Name, k.Resources, spec.Volumes[0].ConfigMap.Name)
+	if cm.Name != spec.Volumes[0].ConfigMap.Name || !slices.Equal(k.Resources, []string{"templates.yaml", "policy.yaml"}) {
+		t.Errorf("ConfigMap %s, resources %v; want the one the volume names, %s, and the policy", cm.Name, k.Resources, spec.Volumes[0].ConfigMap.Name)
 	}
-	if _, err := analysis.ParseTemplates([]byte(cm.Data[filepath.Base(m.Config.Prometheus.TemplatesFile)])); err != nil {
+	key := filepath.Base(m.Config.Prometheus.TemplatesFile)
+	if _, err := analysis.ParseTemplates([]byte(cm.Data[key])); err != nil {
 		t.Errorf("the ConfigMap's templates: %v", err)
+	}
+	// The admission policy reads that ConfigMap's key: its binding names the ConfigMap.
+	policyBytes, err := os.ReadFile("../../metacontroller/analysis/policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	policyDoc, bindingDoc, _ := strings.Cut(string(policyBytes), "\n---\n")
+	var policy admissionregistrationv1.ValidatingAdmissionPolicy
+	var binding admissionregistrationv1.ValidatingAdmissionPolicyBinding
+	if err := yaml.UnmarshalStrict([]byte(policyDoc), &policy); err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict([]byte(bindingDoc), &binding); err != nil {
+		t.Fatal(err)
+	}
+	if pk := policy.Spec.ParamKind; pk == nil || pk.APIVersion != "v1" || pk.Kind != "ConfigMap" || binding.Spec.PolicyName != policy.Name {
+		t.Errorf("policy %s reads %+v, binding binds %s; want a ConfigMap, and the binding of that policy", policy.Name, pk, binding.Spec.PolicyName)
+	}
+	if ref := binding.Spec.ParamRef; ref == nil || ref.Name != cm.Name || ref.Namespace != cm.Namespace {
+		t.Errorf("the binding reads %+v; want the ConfigMap %s/%s", ref, cm.Namespace, cm.Name)
+	}
+	var variables []string
+	for _, v := range policy.Spec.Variables {
+		variables = append(variables, v.Expression)
+	}
+	if !strings.Contains(strings.Join(variables, "\n"), "params.data['"+key+"']") {
+		t.Errorf("the policy reads no params.data['%s'], the key the hook reads", key)
 	}
 	u, err := url.Parse(m.Config.Prometheus.URL)
 	if err != nil {

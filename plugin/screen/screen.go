@@ -333,7 +333,7 @@ func (v *view) analysis(w io.Writer) {
 			parts = append(parts, fmt.Sprintf("%d to the stable version", *a.StableRequests))
 		}
 		if spec != nil {
-			parts = append(parts, fmt.Sprintf("at least %d needed", spec.Requests()))
+			parts = append(parts, fmt.Sprintf("at least %d to pass", spec.Requests()))
 		}
 		v.o.field(w, "Requests", strings.Join(parts, ", "), plain)
 	}
@@ -342,6 +342,9 @@ func (v *view) analysis(w io.Writer) {
 	}
 	if a.InconclusiveSince != nil {
 		since := "inconclusive since " + clock(v.Now, a.InconclusiveSince.Time)
+		if a.Result == webappv1.CheckHeld {
+			since = "held; " + since
+		}
 		if spec != nil {
 			after, action := spec.Inconclusive()
 			since += fmt.Sprintf("; after %s: %s", after, action)

@@ -57,8 +57,8 @@ var seeds = []seed{
 	{name: "rolledback", example: "canary-paused", answer: true, now: "2026-11-29T10:05:50Z", edit: imageBack},
 	{name: "analysis-passed", example: "canary-analysis", now: "2026-11-29T11:59:40Z"},
 	{name: "analysis-failed", example: "canary-analysis", answer: true, now: "2026-11-29T12:00:05Z", measurement: &canary.Measurement{
-		At: mustTime("2026-11-29T12:00:00Z"), Window: 30 * time.Second,
-		Canary: canary.Values{Requests: ptr(1812.0), Metrics: map[string]float64{webappv1.MetricRequestSuccessRate: 62.5, webappv1.MetricRequestDuration: 51.3}},
+		Span: canary.Span{From: mustTime("2026-11-29T11:59:30Z"), To: mustTime("2026-11-29T12:00:00Z")}, Window: 30 * time.Second,
+		Canary: canary.Values{Requests: ptr(1812.0), Failed: ptr(679.5)},
 	}},
 	{name: "analysis-inconclusive", example: "canary-analysis", answer: true, now: "2026-11-29T12:00:05Z"},
 	{name: "image-pull-backoff", example: "image-pull-backoff", answer: true, now: "2026-11-29T09:07:00Z"},
@@ -110,7 +110,7 @@ func (s seed) make(t *testing.T) *Recording {
 		parent["status"] = resp.Status
 		source += fmt.Sprintf(", answered by sync.Sync at %s", s.now)
 		if s.measurement != nil {
-			source += fmt.Sprintf(" with a measurement of the check of %s", s.measurement.At.Format(time.RFC3339))
+			source += fmt.Sprintf(" with a measurement of the check of %s", s.measurement.Span.To.Format(time.RFC3339))
 		}
 	} else {
 		source += ", its status as the hook's earlier answer wrote it"

@@ -41,7 +41,8 @@ app.kubernetes.io/name: webapp-hook
 
 {{/*
 webapp-operator.static renders a file of files/ (links to the kustomize install's own files, the
-one source of these objects) with the chart's labels added to each object, and, given "keep",
+one source of these objects) with the chart's labels added to each object, a binding's paramRef
+in the release's namespace (the kustomize install's is webapp-system), and, given "keep",
 helm.sh/resource-policy: keep. Arguments: (list $ "files/x.yaml" keep).
 */}}
 {{- define "webapp-operator.static" -}}
@@ -52,6 +53,10 @@ helm.sh/resource-policy: keep. Arguments: (list $ "files/x.yaml" keep).
 {{- if $o }}
 {{- $meta := $o.metadata -}}
 {{- $_ := set $meta "labels" (merge (dict) ($meta.labels | default dict) $labels) -}}
+{{- $spec := get $o "spec" -}}
+{{- if and (kindIs "map" $spec) (hasKey $spec "paramRef") }}
+{{- $_ := set $spec.paramRef "namespace" $root.Release.Namespace -}}
+{{- end }}
 {{- if index $ 2 }}
 {{- $_ := set $meta "annotations" (merge (dict) ($meta.annotations | default dict) (dict "helm.sh/resource-policy" "keep")) -}}
 {{- end }}
