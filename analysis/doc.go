@@ -25,4 +25,11 @@
 // data, and each caller gets a measurement of its own. A token, CA or templates file that cannot
 // be used never stops the hook: the checks that need it say so until a Reload takes up a good
 // one (New).
+//
+// Prometheus's jobs are apart, a file each: files.go re-reads the token, CA and templates files
+// (internal/reload, as the hook's own token and TLS files are) and puts what is taken up of them
+// in force at once; client.go sends a query with the token and through the transport in force,
+// refuses redirects and bounds the answer; measure.go measures a check (Lookup for a sync call,
+// Measure for a caller that can wait) through the cache (cache.go), one query per check in
+// flight, and the slots.
 package analysis

@@ -160,7 +160,7 @@ func TestMeasure(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("got  %s\nwant %s", show(got), show(want))
 			}
-			query, _, _ := Query(&Traefik, p.templates, parent("web"), testEntryPoints, &tc.a, 10*time.Minute)
+			query, _, _ := Query(&Traefik, p.files.inForce().templates, parent("web"), testEntryPoints, &tc.a, 10*time.Minute)
 			if q, tm := s.form["query"], s.form["time"]; len(q) != 1 || q[0] != query || len(tm) != 1 || tm[0] != "1700000010" {
 				t.Errorf("asked for %q at %q; want Query's one query at the check's time, 1700000010", q, tm)
 			}

@@ -1,6 +1,9 @@
 package canary_test
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,5 +73,127 @@ func TestDue(t *testing.T) {
 					t0.Add(c.from).Format(time.TimeOnly), t0.Add(c.at).Format(time.TimeOnly))
 			}
 		})
+	}
+}
+
+// TestEdgeAndTableAgreeOnDue pins the one decision of whether a check is due, Due, as its two
+// callers make it. The edge (webhook's measure) calls it on the status Metacontroller sent back,
+// and measures the check it finds due; the table's row "a check of the analysis is due" calls it
+// on the status the rows above it computed, which change nothing Due reads. So the two disagree
+// in one case only: the status is of another revision than the spec's, the row's guard holds
+// back (sameRevision), and a row below it moves the canary off that revision (a new canary
+// starts, or the template rolled back); the edge's measurement is then unused, and harmless.
+// Over every phase, step, anchor, record and time below, with the spec's revision or another, the
+// stable Deployment of either or none, and the canary Deployment and the annotations in a few
+// forms: a check the edge finds due is recorded, the very check the edge measured, but in that
+// case; a check the edge does not find due is never recorded; and none is while the edge is still
+// measuring it (Input.Measuring). One more case is allowed, and counted apart: the revision
+// differs and no stable Deployment is observed (see below).
+func TestEdgeAndTableAgreeOnDue(t *testing.T) {
+	const row = "a check of the analysis is due: what it measured is judged and recorded"
+	phases := append([]webappv1.CanaryPhase{canary.None}, webappv1.CanaryPhases...)
+	records := []func(*webappv1.CanaryStatus){
+		nil,
+		func(st *webappv1.CanaryStatus) { // the first check of a step that began at t0, recorded
+			st.Analysis = &webappv1.AnalysisStatus{CheckTime: *at(3 * time.Second), Result: webappv1.CheckPassed}
+		},
+		func(st *webappv1.CanaryStatus) { // a check of an earlier step, long ago
+			st.Analysis = &webappv1.AnalysisStatus{CheckTime: *at(-time.Hour), Result: webappv1.CheckInconclusive, Step: 0}
+		},
+	}
+	stables := []*canary.Stable{nil, {Revision: "old", Complete: true}, {Revision: "new", Complete: true}}
+	deployments := []*canary.Deployment{nil, ready(1), {Aborted: "new", ScaledDown: true}, {Revision: "new", Promoting: "new", Replicas: 1}}
+	annotations := []func(*canary.Input){
+		func(*canary.Input) {},
+		func(in *canary.Input) { in.Promote = "new" },
+		func(in *canary.Input) { in.Abort = "new" },
+		func(in *canary.Input) { in.PromoteStep = "new/0" },
+		func(in *canary.Input) { in.Retry = "new" },
+	}
+	const (
+		newCanary  = "a new template, mid-canary or after an abort"
+		rolledBack = "rolled back: the template is the stable one again"
+	)
+	cases, due, recorded, unused, unrecorded := 0, 0, 0, 0, 0
+	for _, phase := range phases {
+		for _, step := range []int32{0, 2, 5} { // 5: the steps were edited to fewer
+			for _, started := range []bool{true, false} {
+				for _, paused := range []bool{false, true} {
+					for ri, record := range records {
+						for _, now := range []time.Duration{2 * time.Second, 13 * time.Second, time.Minute} {
+							for _, revision := range []string{"new", "older"} {
+								for si, stable := range stables {
+									cases++
+									in := analyzed(func(in *canary.Input) {
+										in.Last = running(phase, step, func(st *webappv1.CanaryStatus) {
+											st.Revision = revision
+											if !started {
+												st.StepStartTime = nil
+											}
+											if paused {
+												st.PauseStartTime = at(10 * time.Second)
+											}
+											if record != nil {
+												record(st)
+											}
+										})
+										in.Now, in.Stable = t0.Add(now), stable
+										in.Canary = deployments[cases%len(deployments)]
+										annotations[cases%len(annotations)](in)
+									})
+									name := fmt.Sprintf("%s at step %d of %s, started %t, paused %t, record %d, at t0+%s, stable %d", phase, step, revision, started, paused, ri, now, si)
+									span, edgeDue := canary.Due(in.Plan, in.Last, in.Now) // as the edge calls it
+									if edgeDue {
+										in.Measurement = measured(100, 100, 20)
+										in.Measurement.Span = span
+									}
+									out := canary.Next(in)
+									fired := slices.Contains(out.Fired, row)
+									switch {
+									case !edgeDue && fired:
+										t.Errorf("%s: the table recorded a check the edge did not find due", name)
+									case edgeDue && fired:
+										due++
+										recorded++
+										if r := out.Status.Analysis; r == nil || !r.CheckTime.Time.Equal(span.To) || strings.Contains(r.Message, "another check") {
+											t.Errorf("%s: recorded %+v; want the check the edge measured, at %s", name, r, span.To)
+										}
+									case edgeDue:
+										due++
+										switch {
+										case revision == in.Revision:
+											t.Errorf("%s: the edge measured a check of the spec's revision that the table did not record (fired %q)", name, out.Fired)
+										case stable != nil && (moved(out) == newCanary || moved(out) == rolledBack):
+											unused++
+										case stable == nil:
+											// The one other case, reported rather than fixed: with no stable
+											// Deployment observed, neither row moves a canary whose revision the
+											// spec no longer asks for (both compare with the stable one), so it
+											// stays at its step, its check due at the edge, measured at every call
+											// and recorded at none, until the stable Deployment is observed again,
+											// or an annotation naming the spec's revision (abort, promote) or the
+											// canary Deployment's moves that canary.
+											unrecorded++
+										default:
+											t.Errorf("%s: the edge's measurement was unused, and the call moved the canary by %q", name, moved(out))
+										}
+									}
+									if edgeDue {
+										in.Measurement, in.Measuring = nil, true
+										if out := canary.Next(in); slices.Contains(out.Fired, row) {
+											t.Errorf("%s: recorded a check the edge is still measuring", name)
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d cases: the edge found a check due in %d; the table recorded %d, %d unused as a new canary started or the template rolled back, %d unused with no stable Deployment observed", cases, due, recorded, unused, unrecorded)
+	if recorded == 0 || unused == 0 {
+		t.Errorf("recorded %d, unused %d; want cases of both", recorded, unused)
 	}
 }

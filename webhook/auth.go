@@ -9,11 +9,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
-	stdsync "sync"
-	"sync/atomic"
+
+	"github.com/example/webapp-operator/internal/reload"
 )
 
 // TokenFile holds the bearer tokens that may call the hooks, read from a file with one token per
@@ -24,13 +23,7 @@ import (
 // token (empty, or only comments and blank lines) accepts none: every hook call gets 401, which
 // revokes every token at once; it never means "no authentication". It is safe for concurrent use.
 type TokenFile struct {
-	path string
-
-	mu     stdsync.RWMutex
-	tokens []acceptedToken
-	sum    [sha256.Size]byte // of the file's bytes when tokens were read
-
-	reloadErrors atomic.Uint64
+	file *reload.Files[[]acceptedToken]
 }
 
 // acceptedToken is a token as the hook keeps it: never its value.
@@ -62,7 +55,7 @@ func Fingerprint(token string) string {
 // LoadTokenFile reads path. It fails when the file cannot be read: with no tokens read before,
 // there is nothing to accept. A file that lists no token loads, and accepts none.
 func LoadTokenFile(path string) (*TokenFile, error) {
-	f := &TokenFile{path: path}
+	f := &TokenFile{file: reload.New(parseTokens, path)}
 	if _, err := f.Reload(); err != nil {
 		return nil, err
 	}
@@ -75,33 +68,28 @@ func LoadTokenFile(path string) (*TokenFile, error) {
 // (ReloadErrors), and the next Reload tries again. The file is read whole every time: it is a
 // few lines, and a SHA-256 of them is what tells a change.
 func (f *TokenFile) Reload() (changed bool, err error) {
-	data, err := os.ReadFile(f.path)
+	changed, err = f.file.Reload()
 	if err != nil {
-		f.reloadErrors.Add(1)
 		return false, fmt.Errorf("token file: %w", err)
 	}
-	sum := sha256.Sum256(data)
-	f.mu.RLock()
-	same := f.tokens != nil && sum == f.sum
-	f.mu.RUnlock()
-	if same {
-		return false, nil
-	}
-	tokens := []acceptedToken{} // never nil once read: nil means never read
-	for line := range bytes.SplitSeq(data, []byte("\n")) {
+	return changed, nil
+}
+
+// parseTokens reads a token file's lines. It never fails: a file that lists no token accepts
+// none.
+func parseTokens(contents [][]byte) ([]acceptedToken, error) {
+	tokens := []acceptedToken{}
+	for line := range bytes.SplitSeq(contents[0], []byte("\n")) {
 		line = bytes.TrimSpace(line)
 		if len(line) > 0 && line[0] != '#' {
 			tokens = append(tokens, acceptedToken{sum: sha256.Sum256(line), fingerprint: Fingerprint(string(line))})
 		}
 	}
-	f.mu.Lock()
-	f.tokens, f.sum = tokens, sum
-	f.mu.Unlock()
-	return true, nil
+	return tokens, nil
 }
 
 // ReloadErrors counts the Reloads that could not read the file since it was loaded.
-func (f *TokenFile) ReloadErrors() uint64 { return f.reloadErrors.Load() }
+func (f *TokenFile) ReloadErrors() uint64 { return f.file.Errors() }
 
 // Match reports whether an Authorization header carries one of the tokens as a Bearer token and,
 // if so, that token's Fingerprint. The SHA-256 of the given token is compared with every token's
@@ -114,25 +102,23 @@ func (f *TokenFile) Match(authorization string) (fingerprint string, ok bool) {
 		return "", false
 	}
 	given := sha256.Sum256([]byte(strings.TrimSpace(token)))
-	f.mu.RLock()
-	defer f.mu.RUnlock()
+	tokens, _ := f.file.Value()
 	match := -1
-	for i, t := range f.tokens {
+	for i, t := range tokens {
 		match = subtle.ConstantTimeSelect(subtle.ConstantTimeCompare(given[:], t.sum[:]), i, match)
 	}
 	if match < 0 {
 		return "", false
 	}
-	return f.tokens[match].fingerprint, true
+	return tokens[match].fingerprint, true
 }
 
 // Fingerprints returns the Fingerprint of every token in force, in the file's order, each once
 // however many times the file lists its token; none when the file lists none.
 func (f *TokenFile) Fingerprints() []string {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	fps := make([]string, 0, len(f.tokens))
-	for _, t := range f.tokens {
+	tokens, _ := f.file.Value()
+	fps := make([]string, 0, len(tokens))
+	for _, t := range tokens {
 		if !slices.Contains(fps, t.fingerprint) {
 			fps = append(fps, t.fingerprint)
 		}

@@ -7,13 +7,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
-	stdsync "sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/example/webapp-operator/api/v1/validation"
+	"github.com/example/webapp-operator/internal/reload"
 )
 
 // TLSFiles serves TLS from a certificate and key file and, optionally, verifies client
@@ -23,20 +21,21 @@ import (
 // connections made after a reload use the new files. It is safe for concurrent use.
 type TLSFiles struct {
 	certFile, keyFile, clientCAFile string
+	files                           *reload.Files[*served]
+}
 
-	mu       stdsync.RWMutex
+// served is what the files in force serve.
+type served struct {
 	cert     *tls.Certificate
 	certSum  string // hex SHA-256 of cert's DER encoding
 	notAfter time.Time
-	clientCA *x509.CertPool
-	filesSum [sha256.Size]byte // of the three files' bytes when they were taken up
-
-	reloadErrors atomic.Uint64
+	clientCA *x509.CertPool // nil without a client CA file
 }
 
 // LoadTLSFiles reads the files; clientCAFile may be empty, for no client verification.
 func LoadTLSFiles(certFile, keyFile, clientCAFile string) (*TLSFiles, error) {
 	t := &TLSFiles{certFile: certFile, keyFile: keyFile, clientCAFile: clientCAFile}
+	t.files = reload.New(t.parse, certFile, keyFile, clientCAFile)
 	if _, err := t.Reload(); err != nil {
 		return nil, err
 	}
@@ -49,60 +48,36 @@ func LoadTLSFiles(certFile, keyFile, clientCAFile string) (*TLSFiles, error) {
 // up before stay in force, the error is returned and counted (ReloadErrors), and the next Reload
 // tries again. Each file is read once, so what is hashed is what is parsed.
 func (t *TLSFiles) Reload() (changed bool, err error) {
-	changed, err = t.reload()
+	changed, err = t.files.Reload()
 	if err != nil {
-		t.reloadErrors.Add(1)
+		return false, fmt.Errorf("tls: %w", err)
 	}
-	return changed, err
+	return changed, nil
 }
 
-func (t *TLSFiles) reload() (changed bool, err error) {
-	var contents [3][]byte
-	all := sha256.New()
-	for i, f := range []string{t.certFile, t.keyFile, t.clientCAFile} {
-		if f == "" {
-			continue
-		}
-		if contents[i], err = os.ReadFile(f); err != nil {
-			return false, fmt.Errorf("tls: %w", err)
-		}
-		// Each file's own hash, so that no content can pass for another split differently.
-		sum := sha256.Sum256(contents[i])
-		all.Write(sum[:])
-	}
-	var filesSum [sha256.Size]byte
-	all.Sum(filesSum[:0])
-	t.mu.RLock()
-	same := t.cert != nil && filesSum == t.filesSum
-	t.mu.RUnlock()
-	if same {
-		return false, nil
-	}
+// parse takes up the contents of the certificate, key and client CA files, in that order.
+func (t *TLSFiles) parse(contents [][]byte) (*served, error) {
 	cert, err := tls.X509KeyPair(contents[0], contents[1])
 	if err != nil {
-		return false, fmt.Errorf("tls: load certificate %s and key %s: %w", t.certFile, t.keyFile, err)
+		return nil, fmt.Errorf("load certificate %s and key %s: %w", t.certFile, t.keyFile, err)
 	}
 	leaf, err := x509.ParseCertificate(cert.Certificate[0])
 	if err != nil {
-		return false, fmt.Errorf("tls: parse certificate: %w", err)
+		return nil, fmt.Errorf("parse certificate: %w", err)
 	}
 	sum := sha256.Sum256(cert.Certificate[0])
-	var pool *x509.CertPool
+	s := &served{cert: &cert, certSum: hex.EncodeToString(sum[:]), notAfter: leaf.NotAfter}
 	if t.clientCAFile != "" {
-		pool = x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(contents[2]) {
-			return false, fmt.Errorf("tls: no PEM certificate in client CA file %s", t.clientCAFile)
+		s.clientCA = x509.NewCertPool()
+		if !s.clientCA.AppendCertsFromPEM(contents[2]) {
+			return nil, fmt.Errorf("no PEM certificate in client CA file %s", t.clientCAFile)
 		}
 	}
-	t.mu.Lock()
-	t.cert, t.clientCA, t.filesSum = &cert, pool, filesSum
-	t.certSum, t.notAfter = hex.EncodeToString(sum[:]), leaf.NotAfter
-	t.mu.Unlock()
-	return true, nil
+	return s, nil
 }
 
 // ReloadErrors counts the Reloads that failed since the files were loaded.
-func (t *TLSFiles) ReloadErrors() uint64 { return t.reloadErrors.Load() }
+func (t *TLSFiles) ReloadErrors() uint64 { return t.files.Errors() }
 
 // CipherSuites are the TLS 1.2 cipher suites served: ECDHE key exchange with an AEAD cipher,
 // AES-GCM or ChaCha20-Poly1305, for ECDSA and RSA certificates. No CBC suite (Lucky13 and its
@@ -124,13 +99,12 @@ var CipherSuites = []uint16{
 func (t *TLSFiles) Config() *tls.Config {
 	base := &tls.Config{MinVersion: tls.VersionTLS12, CipherSuites: CipherSuites}
 	base.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
-		t.mu.RLock()
-		defer t.mu.RUnlock()
+		s, _ := t.files.Value() // taken up by LoadTLSFiles
 		c := base.Clone()
 		c.GetConfigForClient = nil
-		c.Certificates = []tls.Certificate{*t.cert}
-		if t.clientCA != nil {
-			c.ClientCAs = t.clientCA
+		c.Certificates = []tls.Certificate{*s.cert}
+		if s.clientCA != nil {
+			c.ClientCAs = s.clientCA
 			c.ClientAuth = tls.VerifyClientCertIfGiven
 		}
 		return c, nil
@@ -142,9 +116,8 @@ func (t *TLSFiles) Config() *tls.Config {
 // DER encoding in lower-case hex (what `openssl x509 -outform der | sha256sum` prints), and when
 // it expires.
 func (t *TLSFiles) Certificate() (sha256Hex string, notAfter time.Time) {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	return t.certSum, t.notAfter
+	s, _ := t.files.Value()
+	return s.certSum, s.notAfter
 }
 
 // VerifiesClients reports whether a client CA is configured.
