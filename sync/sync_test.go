@@ -674,6 +674,10 @@ func BenchmarkSyncCanaryAnalysis(b *testing.B) {
 			{Name: webappv1.MetricRequestDuration, ThresholdRange: webappv1.ThresholdRange{Max: ptr(500.0)}},
 		}}
 		webappv1.Default(&req.Parent.Spec)
+		// Its weight in place 30 s ago, so that a check is due now (canary.Due).
+		st := *req.Parent.Canary
+		st.PauseStartTime = ptr(metav1.NewTime(now.Add(-30 * time.Second)))
+		req.Parent.Canary = &st
 		span, ok := canary.Due(req.Parent.Spec.Rollout.Canary, req.Parent.Canary, now)
 		if !ok {
 			b.Fatal("no check is due")
