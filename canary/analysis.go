@@ -298,7 +298,7 @@ func judgeMetric(spec *webappv1.CanaryMetric, m *Measurement, least, requests in
 		return j
 	case webappv1.CheckInconclusive:
 		j.result = webappv1.CheckInconclusive
-		j.why = fmt.Sprintf("%s %s on %s, not yet shown %s: %s", spec.Name, j.value, english.Count(requests, "request"), th, more(verdict.More, least, requests))
+		j.why = fmt.Sprintf("%s %s on %s, not yet shown %s: %s", spec.Name, j.value, english.Count(requests, "request"), th, more(verdict, least, requests))
 		return j
 	}
 	against := fmt.Sprintf("%s %s on %s, outside %s at %s confidence", spec.Name, j.value, english.Count(requests, "request"), th, percent(FailConfidence))
@@ -429,9 +429,12 @@ func testAll(claims []Share, least int64) Verdict {
 			if all.Result == webappv1.CheckPassed {
 				all = Verdict{Result: webappv1.CheckInconclusive}
 			}
-			if v.More < 0 || all.More < 0 {
+			switch {
+			case v.More < 0 || all.More < 0:
 				all.More = -1
-			} else {
+			case v.Failing && !all.Failing: // a claim heading towards failing says what it waits for
+				all.More, all.Failing = v.More, true
+			case v.Failing == all.Failing:
 				all.More = max(all.More, v.More)
 			}
 		}
@@ -439,11 +442,14 @@ func testAll(claims []Share, least int64) Verdict {
 	return all
 }
 
-// more says what an inconclusive test waits for.
-func more(n, least, requests int64) string {
+// more says what an inconclusive test v waits for.
+func more(v Verdict, least, requests int64) string {
+	n := v.More
 	switch {
 	case n < 0:
 		return "its share of bad requests is too near the threshold to tell within reason"
+	case v.Failing:
+		return fmt.Sprintf("about %s more to show it outside at %s confidence, if they go as these did", english.Count(n, "request"), percent(FailConfidence))
 	case requests < least && requests+n <= least:
 		return fmt.Sprintf("about %s more to reach minRequests (%d)", english.Count(n, "request"), least)
 	}

@@ -563,6 +563,15 @@ func transitionCases() []transitionCase {
 			want: want{row: "a check shows, at FailConfidence, the canary outside a built-in metric's threshold: aborted at once", phase: webappv1.CanaryAborted, failedChecks: 1, form: canary.Keep, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, analysis: webappv1.CheckFailed, checkTime: at(53 * time.Second), message: "request-success-rate 0 on 10 requests, outside >= 99"},
 		},
 		{
+			name: "analysis: one request, failed, below minRequests: inconclusive, and it says how many more would fail it, not minRequests",
+			in: analyzed(func(in *canary.Input) {
+				in.Plan.Analysis.MinRequests = ptr(int32(20))
+				in.Last = running(webappv1.CanaryProgressing, 0, nil)
+				in.Measurement = measured(1, 0, 20)
+			}),
+			want: want{row: "weight in place at a timed step: its pause starts", pauseStart: at(time.Minute), phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, resync: 3 * time.Second, analysis: webappv1.CheckInconclusive, checkTime: at(53 * time.Second), message: "request-success-rate 0 on 1 request, not yet shown >= 99: about 3 requests more to show it outside at 99 % confidence"},
+		},
+		{
 			name: "analysis: one bad request of 60 fails nothing: inconclusive",
 			in: analyzed(func(in *canary.Input) {
 				in.Last = running(webappv1.CanaryProgressing, 0, nil)

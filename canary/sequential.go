@@ -63,6 +63,10 @@ type Verdict struct {
 	// LLR is the test's log-likelihood ratio: positive leans towards failing, negative towards
 	// passing. Zero for a bound of 0 or 1.
 	LLR float64
+	// Failing is true, for an inconclusive verdict, when More counts the requests that would
+	// fail it (the share seen is above the point where the test drifts towards failing), and
+	// false when they would pass it.
+	Failing bool
 }
 
 // maxMore is the most requests More reports: beyond, the share seen is too near the bound.
@@ -122,7 +126,7 @@ func (s Share) Test(least int64) Verdict {
 	if more > maxMore {
 		return Verdict{Result: webappv1.CheckInconclusive, More: -1, LLR: llr}
 	}
-	return Verdict{Result: webappv1.CheckInconclusive, More: int64(more), LLR: llr}
+	return Verdict{Result: webappv1.CheckInconclusive, More: int64(more), LLR: llr, Failing: llr > passAt && drift > 0}
 }
 
 // shares are the two shares the test tells apart for bound b (0 < b < 1): odds(b)/Margin and

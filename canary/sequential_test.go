@@ -62,6 +62,17 @@ func TestShareTest(t *testing.T) {
 	}
 }
 
+// TestVerdictLeans checks which way an inconclusive verdict says it heads: 3 requests that all
+// failed are 1 more from failing, not 17 from minRequests; 60 good ones are heading to pass.
+func TestVerdictLeans(t *testing.T) {
+	if v := (canary.Share{Requests: 3, Bad: 3, Bound: 0.01}).Test(20); !v.Failing || v.More != 1 {
+		t.Errorf("3 of 3 failed: %+v; want failing, 1 more", v)
+	}
+	if v := (canary.Share{Requests: 60, Bound: 0.01}).Test(20); v.Failing || v.More != 141 {
+		t.Errorf("0 of 60 failed: %+v; want passing, 141 more", v)
+	}
+}
+
 // TestTestShares checks the shares the test tells apart: odds ratio 2 either side of the bound.
 func TestTestShares(t *testing.T) {
 	pass, fail := canary.TestShares(0.01)
