@@ -302,15 +302,10 @@ func judgeMetric(spec *webappv1.CanaryMetric, m *Measurement, least, requests in
 		return j
 	}
 	against := fmt.Sprintf("%s %s on %s, outside %s at %s confidence", spec.Name, j.value, english.Count(requests, "request"), th, percent(FailConfidence))
+	if j, done := uncompared(spec, m, j, against); done {
+		return j
+	}
 	c := spec.Stable
-	if c == nil {
-		j.result, j.why = webappv1.CheckFailed, against
-		return j
-	}
-	if e := m.Stable.Errors[spec.Name]; e != "" {
-		j.result, j.why = webappv1.CheckInconclusive, spec.Name+": the stable version's: "+strings.TrimSuffix(e, ".")
-		return j
-	}
 	sv, stableClaims, ok := builtin(spec, &m.Stable)
 	if !ok {
 		j.result, j.why = webappv1.CheckInconclusive, against+", and the stable version had no request since the step began to compare with"
@@ -327,6 +322,21 @@ func judgeMetric(spec *webappv1.CanaryMetric, m *Measurement, least, requests in
 		j.result, j.why = webappv1.CheckHeld, fmt.Sprintf("both versions fail: held, not judged (%s %s, the stable version's %s, %s)", spec.Name, j.value, j.stable, th)
 	}
 	return j
+}
+
+// uncompared completes j, a metric shown outside its range (against says so), when no comparison
+// with the stable version can excuse it: failed without one, inconclusive when the stable
+// version's could not be measured; done false when the comparison goes on.
+func uncompared(spec *webappv1.CanaryMetric, m *Measurement, j judgement, against string) (judgement, bool) {
+	switch {
+	case spec.Stable == nil:
+		j.result, j.why = webappv1.CheckFailed, against
+	case m.Stable.Errors[spec.Name] != "":
+		j.result, j.why = webappv1.CheckInconclusive, spec.Name+": the stable version's: "+strings.TrimSuffix(m.Stable.Errors[spec.Name], ".")
+	default:
+		return j, false
+	}
+	return j, true
 }
 
 // judgeTemplate judges a template's metric: its value over the window against its threshold.
@@ -350,15 +360,10 @@ func judgeTemplate(spec *webappv1.CanaryMetric, m *Measurement, least, requests 
 		return j
 	}
 	against := fmt.Sprintf("%s %s, outside %s", spec.Name, format(v), threshold(&webappv1.CanaryMetric{ThresholdRange: r}))
+	if j, done := uncompared(spec, m, j, against); done {
+		return j
+	}
 	c := spec.Stable
-	if c == nil {
-		j.result, j.why = webappv1.CheckFailed, against
-		return j
-	}
-	if e := m.Stable.Errors[spec.Name]; e != "" {
-		j.result, j.why = webappv1.CheckInconclusive, spec.Name+": the stable version's: "+strings.TrimSuffix(e, ".")
-		return j
-	}
 	sv, ok := m.Stable.Metrics[spec.Name]
 	if !ok || count(m.Stable.Requests) == nil || *count(m.Stable.Requests) < least {
 		j.result, j.why = webappv1.CheckInconclusive, against+", and the stable version had too few requests to compare with"

@@ -190,8 +190,8 @@ func TestAnalysisSlowPrometheus(t *testing.T) {
 	h := webhook.New(webhook.Options{Now: func() time.Time { return pause.Add(4 * time.Second) }, Analysis: p})
 	start := time.Now()
 	rec := serve(h, "POST", "/sync", body)
-	if took := time.Since(start); took > 10*webhook.MeasureWait {
-		t.Errorf("the call took %s; want it to wait for Prometheus %s at most", took, webhook.MeasureWait)
+	if took := time.Since(start); took > 10*webhook.DefaultMeasureWait {
+		t.Errorf("the call took %s; want it to wait for Prometheus %s at most", took, webhook.DefaultMeasureWait)
 	}
 	if c := checkOf(t, rec.Body.Bytes()); c != nil {
 		t.Errorf("check %+v recorded while its query runs; want none yet", c)
@@ -219,7 +219,7 @@ func TestAnalysisSlowPrometheus(t *testing.T) {
 		t.Errorf("the answer names Prometheus's address: %s", rec.Body)
 	}
 	metrics := serve(h.MetricsHandler(), "GET", "/metrics", "").Body.String()
-	for _, want := range []string{`webapp_hook_analysis_queries_total{outcome="timeout"} 1`, `webapp_hook_analysis_measurements_total{result="hit"} 1`} {
+	for _, want := range []string{`webapp_hook_analysis_queries_total{outcome="timeout"} 1`} { // one query, however many calls asked
 		if !strings.Contains(metrics, want) {
 			t.Errorf("metrics lack %s:\n%s", want, metrics)
 		}
@@ -297,8 +297,9 @@ func TestAnalysisNotMeasured(t *testing.T) {
 	}
 }
 
-// TestAnalysisHealthyPrometheus checks that a Prometheus that answers within MeasureWait costs
-// no second call: the check is judged at the call that found it due.
+// TestAnalysisHealthyPrometheus checks that a Prometheus that answers within Options.MeasureWait
+// costs no second call: the check is judged at the call that found it due. The wait is long here,
+// so that a loaded machine running the tests cannot make the fake Prometheus late.
 func TestAnalysisHealthyPrometheus(t *testing.T) {
 	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -324,7 +325,7 @@ func TestAnalysisHealthyPrometheus(t *testing.T) {
 			"spec":     map[string]any{"listeners": []any{map[string]any{"name": "http", "port": 8000, "protocol": "HTTP"}}}},
 	}}
 	b, _ := json.Marshal(req)
-	h := webhook.New(webhook.Options{Now: func() time.Time { return pause.Add(canary.FirstCheckDelay) }, Analysis: p})
+	h := webhook.New(webhook.Options{Now: func() time.Time { return pause.Add(canary.FirstCheckDelay) }, Analysis: p, MeasureWait: time.Minute})
 	c := checkOf(t, serve(h, "POST", "/sync", string(b)).Body.Bytes())
 	if c == nil || c.Result != webappv1.CheckPassed || c.Requests == nil || *c.Requests != 1200 {
 		t.Errorf("check %+v; want it passed at the first call, on 1200 requests", c)

@@ -115,11 +115,14 @@ type Options struct {
 	// customized, synced or finalized (sync.Defaults.Apply). The zero value applies none.
 	Defaults sync.Defaults
 	// Analysis, when set, measures the check of a canary's analysis that canary.Due says is due
-	// at a sync call, before the call is decided (sync.Request.Measurement); it is given the
-	// call's context, and must return within it. Nil measures nothing: a due check is then
-	// inconclusive, and its status says the hook has no Prometheus to ask. If it is also a
-	// prometheus.Collector (analysis.Prometheus is), its metrics are served with the handler's.
+	// at a sync call, before the call is decided (sync.Request.Measurement), waiting for it
+	// MeasureWait at most. Nil measures nothing: a due check is then inconclusive, and its status
+	// says the hook has no Prometheus to ask. If it is also a prometheus.Collector
+	// (analysis.Prometheus is), its metrics are served with the handler's.
 	Analysis Measurer
+	// MeasureWait is the longest a sync call waits for its check's measurement; 0 means
+	// DefaultMeasureWait.
+	MeasureWait time.Duration
 }
 
 // Measurer measures a check of a canary's analysis: analysis.Prometheus does. Lookup returns
@@ -130,11 +133,11 @@ type Measurer interface {
 	Lookup(parent analysis.Parent, a *webappv1.CanaryAnalysis, span canary.Span, wait time.Duration) (canary.Measurement, bool)
 }
 
-// MeasureWait is the longest a sync call waits for the measurement of its canary's check: a
-// healthy Prometheus answers within it (a few milliseconds a query), so that the check is judged
-// at the call that found it due; a slow one holds no call longer, and the check is judged at a
-// call a second later (canary.MeasuringRetry).
-const MeasureWait = 25 * time.Millisecond
+// DefaultMeasureWait is the longest a sync call waits for the measurement of its canary's check,
+// by default (Options.MeasureWait): a healthy Prometheus answers within it (a few milliseconds a
+// query), so that the check is judged at the call that found it due; a slow one holds no call
+// longer, and the check is judged at a call a second later (canary.MeasuringRetry).
+const DefaultMeasureWait = 25 * time.Millisecond
 
 // Handler routes hook and health requests. Its metrics are served by another handler,
 // MetricsHandler, so that they can listen on a port of their own. It is safe for concurrent use.
@@ -157,6 +160,9 @@ func New(opts Options) *Handler {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.MeasureWait <= 0 {
+		opts.MeasureWait = DefaultMeasureWait
 	}
 	if opts.MaxInflightBodyBytes == 0 {
 		opts.MaxInflightBodyBytes = DefaultMaxInflightBodyBytes
@@ -424,7 +430,7 @@ func (h *Handler) answer(ctx context.Context, path string, body []byte, hk hook)
 
 // measure sets req.Measurement to Options.Analysis's measurement of the check of its canary's
 // analysis that canary.Due says is due at now, if one is, and reports whether one is; or, while
-// that measurement is still to come after MeasureWait, sets req.Measuring: the call waits on
+// that measurement is still to come after Options.MeasureWait, sets req.Measuring: the call waits on
 // Prometheus no longer, and the machine asks for another call shortly. A WebApp with no check due, or an invalid spec, is
 // never measured; without Options.Analysis nothing is, and the machine says so.
 func (h *Handler) measure(req *sync.Request, now time.Time) (due bool) {
@@ -437,7 +443,7 @@ func (h *Handler) measure(req *sync.Request, now time.Time) (due bool) {
 	if !due || h.opts.Analysis == nil {
 		return due
 	}
-	m, ready := h.opts.Analysis.Lookup(analysis.Parent{Namespace: p.Namespace, Name: p.Name, Route: analysisRoute(req)}, plan.Analysis, span, MeasureWait)
+	m, ready := h.opts.Analysis.Lookup(analysis.Parent{Namespace: p.Namespace, Name: p.Name, Route: analysisRoute(req)}, plan.Analysis, span, h.opts.MeasureWait)
 	if !ready {
 		req.Measuring = true
 		return true
