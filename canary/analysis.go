@@ -293,7 +293,7 @@ func judgeMetric(spec *webappv1.CanaryMetric, m *Measurement, least, requests in
 		return j
 	case webappv1.CheckInconclusive:
 		j.result = webappv1.CheckInconclusive
-		j.why = fmt.Sprintf("%s %s on %s, not yet shown %s: %s", spec.Name, j.value, english.Count(requests, "request"), th, more(verdict.More, least, requests))
+		j.why = fmt.Sprintf("%s %s on %s, not yet shown %s: %s", spec.Name, j.value, english.Count(requests, "request"), th, more(verdict, least, requests))
 		return j
 	}
 	against := fmt.Sprintf("%s %s on %s, outside %s at %s confidence", spec.Name, j.value, english.Count(requests, "request"), th, percent(FailConfidence))
@@ -412,7 +412,8 @@ func builtin(spec *webappv1.CanaryMetric, v *Values) (value float64, claims []Sh
 }
 
 // testAll is the verdict of every claim: Failed when one fails, Passed when all pass, else
-// Inconclusive, with the most More of those undecided (-1 when one cannot tell).
+// Inconclusive, with the most More of those undecided (-1 when one cannot tell), and whether
+// that one goes towards failing.
 func testAll(claims []Share, least int64) Verdict {
 	all := Verdict{Result: webappv1.CheckPassed}
 	for _, c := range claims {
@@ -424,21 +425,26 @@ func testAll(claims []Share, least int64) Verdict {
 			if all.Result == webappv1.CheckPassed {
 				all = Verdict{Result: webappv1.CheckInconclusive}
 			}
-			if v.More < 0 || all.More < 0 {
+			switch {
+			case v.More < 0 || all.More < 0:
 				all.More = -1
-			} else {
-				all.More = max(all.More, v.More)
+			case v.More > all.More:
+				all.More, all.Failing = v.More, v.Failing
 			}
 		}
 	}
 	return all
 }
 
-// more says what an inconclusive test waits for.
-func more(n, least, requests int64) string {
+// more says what an inconclusive test waits for: requests to show the canary outside its
+// threshold (which minRequests does not hold back), to show it inside, or to reach minRequests.
+func more(v Verdict, least, requests int64) string {
+	n := v.More
 	switch {
 	case n < 0:
 		return "its share of bad requests is too near the threshold to tell within reason"
+	case v.Failing:
+		return fmt.Sprintf("about %s more to show it outside at %s confidence, if they go as these did", english.Count(n, "request"), percent(FailConfidence))
 	case requests < least && requests+n <= least:
 		return fmt.Sprintf("about %s more to reach minRequests (%d)", english.Count(n, "request"), least)
 	}

@@ -560,6 +560,15 @@ func transitionCases() []transitionCase {
 			want: want{row: "aborted before: the canary Deployment says so, whatever an older status says", phase: webappv1.CanaryAborted, failedChecks: 1, form: canary.Keep, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, analysis: webappv1.CheckFailed, checkTime: at(53 * time.Second), message: "after 1 failed check: analysis: request-success-rate 0 on 10 requests, outside >= 99"},
 		},
 		{
+			name: "analysis: two requests, both failed: inconclusive, saying how many more would show it outside, not minRequests",
+			in: analyzed(func(in *canary.Input) {
+				in.Plan.Analysis.MinRequests = ptr(int32(20))
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.PauseStartTime = at(50 * time.Second) })
+				in.Measurement = measured(2, 0, 20)
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, pauseStart: at(50 * time.Second), resync: 0, analysis: webappv1.CheckInconclusive, checkTime: at(53 * time.Second), message: "request-success-rate 0 on 2 requests, not yet shown >= 99: about 2 requests more to show it outside at 99 % confidence, if they go as these did"},
+		},
+		{
 			name: "analysis: ten requests that all failed are evidence, fewer than minRequests though they are",
 			in: analyzed(func(in *canary.Input) {
 				in.Plan.Analysis.MinRequests = ptr(int32(20))

@@ -63,6 +63,10 @@ type Verdict struct {
 	// LLR is the test's log-likelihood ratio: positive leans towards failing, negative towards
 	// passing. Zero for a bound of 0 or 1.
 	LLR float64
+	// Failing is, for an inconclusive verdict, whether More counts the requests towards failing
+	// (the requests seen are bad often enough to go that way), for which minRequests does not
+	// count, rather than towards passing.
+	Failing bool
 }
 
 // maxMore is the most requests More reports: beyond, the share seen is too near the bound.
@@ -108,13 +112,14 @@ func (s Share) Test(least int64) Verdict {
 	}
 	drift := seen*bad + (1-seen)*good
 	var more float64
+	failing := false
 	switch {
 	case llr <= passAt:
 		more = need // only minRequests is missing
 	case drift < 0:
 		more = max((llr-passAt)/-drift, need) // towards passing, which takes minRequests too
 	case drift > 0:
-		more = (failAt - llr) / drift // towards failing, which does not
+		more, failing = (failAt-llr)/drift, true // towards failing, which does not
 	default:
 		more = math.Inf(1)
 	}
@@ -122,7 +127,7 @@ func (s Share) Test(least int64) Verdict {
 	if more > maxMore {
 		return Verdict{Result: webappv1.CheckInconclusive, More: -1, LLR: llr}
 	}
-	return Verdict{Result: webappv1.CheckInconclusive, More: int64(more), LLR: llr}
+	return Verdict{Result: webappv1.CheckInconclusive, More: int64(more), LLR: llr, Failing: failing}
 }
 
 // shares are the two shares the test tells apart for bound b (0 < b < 1): odds(b)/Margin and

@@ -62,6 +62,27 @@ func TestShareTest(t *testing.T) {
 	}
 }
 
+// TestShareTestSaysWhichWay checks that an inconclusive verdict says whether the requests it
+// wants more of lead towards failing (for which minRequests does not count) or passing.
+func TestShareTestSaysWhichWay(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		share   canary.Share
+		failing bool
+	}{
+		{"1 request, failed: towards failing, 3 more", canary.Share{Requests: 1, Bad: 1, Bound: 0.01}, true},
+		{"3 of 3 failed: towards failing", canary.Share{Requests: 3, Bad: 3, Bound: 0.01}, true},
+		{"0 of 100: towards passing", canary.Share{Requests: 100, Bound: 0.01}, false},
+		{"no request: towards passing, minRequests first", canary.Share{Bound: 0.01}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.share.Test(20); got.Result != webappv1.CheckInconclusive || got.Failing != c.failing {
+				t.Errorf("Test = %+v; want Inconclusive, Failing %v", got, c.failing)
+			}
+		})
+	}
+}
+
 // TestTestShares checks the shares the test tells apart: odds ratio 2 either side of the bound.
 func TestTestShares(t *testing.T) {
 	pass, fail := canary.TestShares(0.01)
