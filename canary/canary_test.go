@@ -554,6 +554,25 @@ func transitionCases() []transitionCase {
 			want: want{row: "a check shows, at FailConfidence, the canary outside a built-in metric's threshold: aborted at once", phase: webappv1.CanaryAborted, failedChecks: 1, form: canary.Keep, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, analysis: webappv1.CheckFailed, checkTime: at(53 * time.Second), message: "after 1 failed check: analysis: request-success-rate 62.5 on 400 requests, outside >= 99 at 99 % confidence"},
 		},
 		{
+			name: "analysis: a status older than a decisive abort, whose check is judged again: its canary Deployment says it was aborted, after one failed check, not maxFailedChecks",
+			in: analyzed(func(in *canary.Input) {
+				in.Plan.Analysis.MinRequests = ptr(int32(20))
+				in.Last = running(webappv1.CanaryProgressing, 0, nil)
+				in.Measurement = measured(10, 0, 20)
+				in.Canary.Aborted = "new"
+			}),
+			want: want{row: "aborted before: the canary Deployment says so, whatever an older status says", phase: webappv1.CanaryAborted, failedChecks: 1, form: canary.Keep, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, analysis: webappv1.CheckFailed, checkTime: at(53 * time.Second), message: "after 1 failed check: analysis: request-success-rate 0 on 10 requests, outside >= 99"},
+		},
+		{
+			name: "analysis: two requests, both failed: inconclusive, saying how many more would show it outside, not minRequests",
+			in: analyzed(func(in *canary.Input) {
+				in.Plan.Analysis.MinRequests = ptr(int32(20))
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.PauseStartTime = at(50 * time.Second) })
+				in.Measurement = measured(2, 0, 20)
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, pauseStart: at(50 * time.Second), resync: 0, analysis: webappv1.CheckInconclusive, checkTime: at(53 * time.Second), message: "request-success-rate 0 on 2 requests, not yet shown >= 99: about 2 requests more to show it outside at 99 % confidence, if they go as these did"},
+		},
+		{
 			name: "analysis: ten requests that all failed are evidence, fewer than minRequests though they are",
 			in: analyzed(func(in *canary.Input) {
 				in.Plan.Analysis.MinRequests = ptr(int32(20))
@@ -682,6 +701,18 @@ func transitionCases() []transitionCase {
 				in.Measurement = measured(0, 0, 0)
 			}),
 			want: want{row: "checks inconclusive past onInconclusive.afterSeconds, with action Abort", phase: webappv1.CanaryAborted, form: canary.Keep, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, analysis: webappv1.CheckInconclusive, checkTime: at(53 * time.Second), message: "its checks stayed inconclusive for 1m0s"},
+		},
+		{
+			name: "analysis: a status older than an abort for checks inconclusive past afterSeconds: its canary Deployment says it was aborted, after no failed check",
+			in: analyzed(func(in *canary.Input) {
+				in.Plan.Analysis.OnInconclusive = &webappv1.InconclusivePolicy{AfterSeconds: ptr(int32(60)), Action: webappv1.InconclusiveAbort}
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) {
+					st.Analysis = &webappv1.AnalysisStatus{CheckTime: *at(43 * time.Second), WindowSeconds: 43, Result: webappv1.CheckInconclusive, InconclusiveSince: at(0)}
+				})
+				in.Measurement = measured(0, 0, 0)
+				in.Canary.Aborted = "new"
+			}),
+			want: want{row: "aborted before: the canary Deployment says so, whatever an older status says", phase: webappv1.CanaryAborted, form: canary.Keep, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, analysis: webappv1.CheckInconclusive, checkTime: at(53 * time.Second), message: "its checks stayed inconclusive for 1m0s"},
 		},
 		{
 			name: "analysis inconclusive past afterSeconds with action Promote, its checks measuring too few requests: promoting",

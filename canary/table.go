@@ -283,14 +283,18 @@ func agreeWithStart(s *state) {
 }
 
 // agreeWithAbort makes an older status agree with the abort the canary Deployment records, and
-// its attempt: one that the annotation did not ask for was for maxFailedChecks failed checks.
-// Metacontroller writes a status computed from an older parent over a newer one (it retries a
-// conflicting write on the latest object), so both must come to the same status.
+// its attempt: one that the annotation did not ask for, and that this call does not find again
+// (a check of the analysis that fails decisively, or checks inconclusive past
+// onInconclusive.afterSeconds with Abort: the older status lacks what the abort recorded, and the
+// call judges it again), was for maxFailedChecks failed checks. Metacontroller writes a status
+// computed from an older parent over a newer one (it retries a conflicting write on the latest
+// object), so both must come to the same status: a decisive abort after one failed check says
+// one, not maxFailedChecks.
 func agreeWithAbort(s *state) {
 	if s.recordLater() {
 		s.next.Attempt, s.next.Retries = s.in.Canary.Attempt, s.in.Canary.Retries
 	}
-	if !abortAsked(s) {
+	if !abortAsked(s) && !s.decisive && !inconclusiveAbort(s) {
 		s.next.FailedChecks = max(s.next.FailedChecks, *s.in.Plan.MaxFailedChecks)
 	}
 }
