@@ -180,7 +180,10 @@ func Query(g *Gateway, templates *TemplateSet, parent Parent, eps EntryPoints, a
 func makePlan(g *Gateway, templates *TemplateSet, parent Parent, eps EntryPoints, a *webappv1.CanaryAnalysis, span time.Duration) plan {
 	var p plan
 	version := func(service string) target {
-		t := target{namespace: parent.Namespace, name: parent.Name, service: service, span: span, window: a.Window()}
+		// A template's window never reaches before the step began: the canary's Service, and so its
+		// series, has the same name whatever the revision, and an earlier window would count the
+		// requests of a canary aborted just before this one (found by TestAnalysis, proof 7).
+		t := target{namespace: parent.Namespace, name: parent.Name, service: service, span: span, window: min(a.Window(), max(span, time.Second))}
 		if p.err == nil {
 			t.selector, p.err = g.Selector(&Backend{Namespace: parent.Namespace, Name: parent.Name, Service: service, Route: &parent.Route, EntryPoints: eps})
 		}

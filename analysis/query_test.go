@@ -97,6 +97,7 @@ templates:
 	}
 	for _, tc := range []struct {
 		name       string
+		span       time.Duration // since the step began; 0 for 10 minutes
 		a          webappv1.CanaryAnalysis
 		want       []string
 		wantErrors map[string]string
@@ -134,6 +135,17 @@ templates:
 			},
 		},
 		{
+			name: "a template's window never reaches before the step began",
+			span: 12 * time.Second,
+			a: webappv1.CanaryAnalysis{Metrics: []webappv1.CanaryMetric{
+				{Name: "errs", TemplateRef: &webappv1.MetricTemplateRef{Name: "errors"}, ThresholdRange: webappv1.ThresholdRange{Max: ptr(1.0)}},
+			}},
+			want: []string{
+				lr(`sum(increase(traefik_service_requests_total{`+canarySel+`}[12s]))`, "requests", "", "canary"),
+				lr(`sum(rate(errors_total{namespace="shop", service="web-canary"}[12s]))`, "metric", "errs", "canary"),
+			},
+		},
+		{
 			name: "an unknown template is left out, and says so",
 			a: webappv1.CanaryAnalysis{Metrics: []webappv1.CanaryMetric{
 				{Name: "budget", TemplateRef: &webappv1.MetricTemplateRef{Name: "nope"}, ThresholdRange: webappv1.ThresholdRange{Max: ptr(1.0)}},
@@ -143,7 +155,11 @@ templates:
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, errs, err := Query(&Traefik, templates, parent("web"), testEntryPoints, &tc.a, 10*time.Minute)
+			span := tc.span
+			if span == 0 {
+				span = 10 * time.Minute
+			}
+			got, errs, err := Query(&Traefik, templates, parent("web"), testEntryPoints, &tc.a, span)
 			if err != nil {
 				t.Fatal(err)
 			}
