@@ -33,7 +33,7 @@ func (p *Prometheus) Measure(ctx context.Context, parent Parent, a *webappv1.Can
 		return m
 	}
 	select {
-	case r := <-p.flight(key, parent, a, span):
+	case r := <-p.flight(key, parent, a, span, nil):
 		return p.landed(r)
 	case <-ctx.Done():
 		p.metrics.lookups.WithLabelValues("canceled").Inc()
@@ -57,11 +57,12 @@ func (p *Prometheus) Lookup(parent Parent, a *webappv1.CanaryAnalysis, span cana
 		p.metrics.lookups.WithLabelValues("hit").Inc()
 		return m, true
 	}
-	if m, ok := p.unaskable(parent, a, span); ok { // nothing to wait for: said at once
+	pl, m, unaskable := p.prepare(parent, a, span)
+	if unaskable { // nothing to wait for: said at once
 		p.cache.put(key, m, expiry(a, span), p.now())
 		return m, true
 	}
-	ch := p.flight(key, parent, a, span) // its channel is buffered: nobody need read it
+	ch := p.flight(key, parent, a, span, &pl) // its channel is buffered: nobody need read it
 	if wait > 0 {
 		t := time.NewTimer(wait)
 		defer t.Stop()
@@ -75,12 +76,24 @@ func (p *Prometheus) Lookup(parent Parent, a *webappv1.CanaryAnalysis, span cana
 	return canary.Measurement{}, false
 }
 
-// flight is the query of the check key names, started unless one is in flight: its measurement,
-// once measure returns, is kept when it may be (until expiry) and sent on the channel, which is
-// buffered, so that a caller that stops waiting leaves it to land in the cache.
-func (p *Prometheus) flight(key string, parent Parent, a *webappv1.CanaryAnalysis, span canary.Span) <-chan singleflight.Result {
+// flight is the query of the check key names, started unless one is in flight, with plan pl
+// (nil: prepared here): its measurement, once measure returns, is kept when it may be (until
+// expiry) and sent on the channel, which is buffered, so that a caller that stops waiting leaves
+// it to land in the cache.
+func (p *Prometheus) flight(key string, parent Parent, a *webappv1.CanaryAnalysis, span canary.Span, pl *plan) <-chan singleflight.Result {
 	return p.flights.DoChan(key, func() (any, error) {
-		m, keep := p.measure(parent, a, span)
+		m, keep := canary.Measurement{}, true
+		if pl == nil {
+			q, said, unaskable := p.prepare(parent, a, span)
+			if unaskable {
+				m = said
+			} else {
+				pl = &q
+			}
+		}
+		if pl != nil {
+			m, keep = p.measure(parent, a, span, *pl)
+		}
 		if keep {
 			p.cache.put(key, m, expiry(a, span), p.now())
 		}
@@ -105,42 +118,34 @@ func expiry(a *webappv1.CanaryAnalysis, span canary.Span) time.Time {
 	return span.To.Add(2 * a.Interval())
 }
 
-// unaskable is the measurement of a check that no query can measure, and true: the files it
-// needs are unusable, or its plan says why its series cannot be told apart (Query). It asks
-// nothing of Prometheus, so that Lookup can answer at once.
-func (p *Prometheus) unaskable(parent Parent, a *webappv1.CanaryAnalysis, span canary.Span) (canary.Measurement, bool) {
+// prepare is the plan of the check's one query, with the files in force; or, when no query can
+// measure the check, its measurement and unaskable true: the files it needs are unusable (logged,
+// and counted, by Reload), or its plan says why its series cannot be told apart (Query). It asks
+// nothing of Prometheus, so that Lookup can answer such a check at once, and the plan it makes is
+// the one the query then sends.
+func (p *Prometheus) prepare(parent Parent, a *webappv1.CanaryAnalysis, span canary.Span) (pl plan, m canary.Measurement, unaskable bool) {
 	in := p.files.inForce()
-	pl := makePlan(p.gateway, in.templates, parent, p.cfg.EntryPoints, a, span.Duration())
-	m := canary.Measurement{Span: span, Window: a.Window()}
+	pl = makePlan(p.gateway, in.templates, parent, p.cfg.EntryPoints, a, span.Duration())
+	m = canary.Measurement{Span: span, Window: a.Window()}
 	switch {
 	case in.unusable != "":
 		m.Error = in.unusable
 	case pl.err != nil:
 		m.Error = pl.err.Error()
 	default:
-		return canary.Measurement{}, false
+		return pl, canary.Measurement{}, false
 	}
-	return m, true
+	return pl, m, true
 }
 
-// measure queries Prometheus for the check, bounded by the query timeout from now, and reports
-// whether the measurement may be kept for other calls.
-func (p *Prometheus) measure(parent Parent, a *webappv1.CanaryAnalysis, span canary.Span) (canary.Measurement, bool) {
+// measure queries Prometheus for the check with plan pl (prepare's, askable), bounded by the
+// query timeout from now, and reports whether the measurement may be kept for other calls.
+func (p *Prometheus) measure(parent Parent, a *webappv1.CanaryAnalysis, span canary.Span, pl plan) (canary.Measurement, bool) {
 	at := span.To
 	m := canary.Measurement{Span: span, Window: a.Window()}
 	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.QueryTimeout)
 	defer cancel()
-	in := p.files.inForce()
-	pl := makePlan(p.gateway, in.templates, parent, p.cfg.EntryPoints, a, span.Duration())
-	if in.unusable != "" { // logged, and counted, by Reload
-		m.Error = in.unusable
-		return m, true
-	}
 	log := p.cfg.Logger.With("parent", parent.String(), "check_time", at.UTC().Format(time.RFC3339))
-	if pl.err != nil {
-		m.Error = pl.err.Error()
-		return m, true
-	}
 
 	acquired := false
 	select {
