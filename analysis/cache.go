@@ -26,10 +26,21 @@ const maxCached = 8192
 // with the same analysis, gets the measurement of its namesake's check, as any replica would
 // have recorded it.
 func cacheKey(parent Parent, a *webappv1.CanaryAnalysis, span canary.Span) string {
+	return key(parent, a, span.From, binary.BigEndian.AppendUint64(nil, uint64(span.To.Unix())))
+}
+
+// stepKey names the checks of one step of a WebApp's canary, with its analysis and route: those
+// whose span starts at from. The latest measured of them is kept under it (Prometheus.latest).
+func stepKey(parent Parent, a *webappv1.CanaryAnalysis, from time.Time) string {
+	return key(parent, a, from, []byte("step"))
+}
+
+// key hashes parent, a, from and to, each length-prefixed.
+func key(parent Parent, a *webappv1.CanaryAnalysis, from time.Time, to []byte) string {
 	spec, _ := json.Marshal(a) // plain data: it cannot fail
 	route, _ := json.Marshal(parent.Route)
 	h := sha256.New()
-	for _, part := range [][]byte{[]byte(parent.Namespace), []byte(parent.Name), binary.BigEndian.AppendUint64(nil, uint64(span.From.Unix())), binary.BigEndian.AppendUint64(nil, uint64(span.To.Unix())), spec, route} {
+	for _, part := range [][]byte{[]byte(parent.Namespace), []byte(parent.Name), binary.BigEndian.AppendUint64(nil, uint64(from.Unix())), to, spec, route} {
 		h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(part))))
 		h.Write(part)
 	}
@@ -97,6 +108,15 @@ func (c *measurements) put(key string, m canary.Measurement, expires, now time.T
 		delete(c.entries, old.key)
 	}
 	c.entries[key] = c.order.PushBack(&cached{key: key, m: clone(m), expires: expires})
+}
+
+// putLater is put, unless the measurement kept for key, not expired by now, is of a later check
+// (its Span.To after m's): the latest of a step's checks stays, whatever order their queries end in.
+func (c *measurements) putLater(key string, m canary.Measurement, expires, now time.Time) {
+	if kept, ok := c.get(key, now); ok && kept.Span.To.After(m.Span.To) {
+		return
+	}
+	c.put(key, m, expires, now)
 }
 
 // len is how many measurements are kept.

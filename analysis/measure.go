@@ -46,11 +46,14 @@ func (p *Prometheus) Measure(ctx context.Context, parent Parent, a *webappv1.Can
 // kept from an earlier query, when no query can measure it (unaskable), or when the query this
 // call starts, or finds in flight, ends within wait; otherwise false, and the query goes on in
 // the background (once, however many calls ask meanwhile), bounded by the query timeout and the
-// slots as Measure's is, and is kept when it ends, error or not, so that a call a moment later
-// gets it. A Prometheus that is slow or down so holds a call no longer than wait: the check stays
-// due, the machine asks for another call shortly (canary.Input.Measuring), and the measurement,
-// once the query ends or times out, says what it found. A healthy Prometheus, which answers
-// within wait, costs no second call. What Lookup hands out is the caller's own copy.
+// slots as Measure's is, and is kept when it ends, error or not, so that a later call gets it.
+// With false comes the latest measurement kept of an earlier check of the same step (the same
+// span.From), for canary.StandsIn to judge whether it may stand in for the one due, or a zero
+// Measurement when none is kept. A Prometheus that is slow or down so holds a call no longer
+// than wait: the caller judges the step's earlier check, or, with none, leaves the check due and
+// asks for another call shortly (canary.Input.Measuring); the measurement, once the query ends or
+// times out, says what it found. A healthy Prometheus, which answers within wait, costs no
+// second call. What Lookup hands out is the caller's own copy.
 func (p *Prometheus) Lookup(parent Parent, a *webappv1.CanaryAnalysis, span canary.Span, wait time.Duration) (canary.Measurement, bool) {
 	key := cacheKey(parent, a, span)
 	if m, ok := p.cache.get(key, p.now()); ok {
@@ -62,6 +65,9 @@ func (p *Prometheus) Lookup(parent Parent, a *webappv1.CanaryAnalysis, span cana
 		p.cache.put(key, m, expiry(a, span), p.now())
 		return m, true
 	}
+	// The earlier check is read before the flight starts, so that what is offered never depends
+	// on whether the flight, which may answer at once, lands before this line or after it.
+	earlier, hasEarlier := p.latest.get(stepKey(parent, a, span.From), p.now())
 	ch := p.flight(key, parent, a, span, &pl) // its channel is buffered: nobody need read it
 	if wait > 0 {
 		t := time.NewTimer(wait)
@@ -73,8 +79,16 @@ func (p *Prometheus) Lookup(parent Parent, a *webappv1.CanaryAnalysis, span cana
 		}
 	}
 	p.metrics.lookups.WithLabelValues("measuring").Inc()
+	if hasEarlier && earlier.Span.To.Before(span.To) {
+		return earlier, false
+	}
 	return canary.Measurement{}, false
 }
+
+// LatestKept is how long past two intervals the latest measured check of a step is kept for
+// Lookup to offer: longer than a resync period (60 s as shipped), which brings the next call of
+// a canary whose checks are inconclusive.
+const LatestKept = 5 * time.Minute
 
 // flight is the query of the check key names, started unless one is in flight, with plan pl
 // (nil: prepared here): its measurement, once measure returns, is kept when it may be (until
@@ -95,7 +109,9 @@ func (p *Prometheus) flight(key string, parent Parent, a *webappv1.CanaryAnalysi
 			m, keep = p.measure(parent, a, span, *pl)
 		}
 		if keep {
-			p.cache.put(key, m, expiry(a, span), p.now())
+			now := p.now()
+			p.cache.put(key, m, expiry(a, span), now)
+			p.latest.putLater(stepKey(parent, a, span.From), m, span.To.Add(2*a.Interval()+LatestKept), now)
 		}
 		return m, nil
 	})

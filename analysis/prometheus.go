@@ -38,10 +38,12 @@ type Prometheus struct {
 
 	// The measuring (measure.go). slots bounds the queries in flight
 	// (Config.MaxConcurrentQueries); flights shares a check's query among the calls that ask for
-	// it meanwhile; cache keeps its measurement.
+	// it meanwhile; cache keeps its measurement, and latest the latest measured check of each
+	// step, by stepKey, which Lookup offers while the due one is still being measured.
 	slots   chan struct{}
 	flights singleflight.Group
 	cache   *measurements
+	latest  *measurements
 	// now is the clock of the cache's expiry; time.Now but in tests.
 	now func() time.Time
 }
@@ -70,6 +72,7 @@ func newPrometheus(c Config, rt http.RoundTripper) (*Prometheus, error) {
 		files:   newFiles(c),
 		slots:   make(chan struct{}, c.MaxConcurrentQueries),
 		cache:   newMeasurements(maxCached),
+		latest:  newMeasurements(maxCached / 2),
 		now:     time.Now,
 	}
 	if _, err := p.Reload(); err != nil {

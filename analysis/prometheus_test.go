@@ -430,17 +430,25 @@ func TestMeasureBusy(t *testing.T) {
 	})
 }
 
+// blockedPrometheus is a Prometheus whose queries wait for rt.release, on a clock that reads *now
+// (at, to begin with).
+func blockedPrometheus(t *testing.T) (*Prometheus, *blockingRoundTripper, *time.Time) {
+	t.Helper()
+	rt := &blockingRoundTripper{release: make(chan struct{})}
+	p, err := newPrometheus(Config{URL: "http://prometheus:9090", EntryPoints: testEntryPoints}.withDefaults(), rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := at
+	p.now = func() time.Time { return now }
+	return p, rt, &now
+}
+
 // TestMeasureOncePerCheck checks that however often a check is asked for, at once or later,
 // Prometheus is queried once for it, until it expires two intervals after its time.
 func TestMeasureOncePerCheck(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rt := &blockingRoundTripper{release: make(chan struct{})}
-		p, err := newPrometheus(Config{URL: "http://prometheus:9090", EntryPoints: testEntryPoints}.withDefaults(), rt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		now := at
-		p.now = func() time.Time { return now }
+		p, rt, now := blockedPrometheus(t)
 		var wg stdsync.WaitGroup
 		for range 20 {
 			wg.Go(func() { p.Measure(t.Context(), parent("web"), &successRate, spanTo(at)) })
@@ -464,11 +472,50 @@ func TestMeasureOncePerCheck(t *testing.T) {
 		if n := rt.calls.Load(); n != 4 {
 			t.Errorf("%d queries; want 4: a new check time, a new analysis and another WebApp are each queried", n)
 		}
-		now = at.Add(60 * time.Second)
+		*now = at.Add(60 * time.Second)
 		p.Measure(t.Context(), parent("web"), &successRate, spanTo(at))
 		if n := rt.calls.Load(); n != 5 {
 			t.Errorf("%d queries; want 5: a check two intervals old is queried again", n)
 		}
+	})
+}
+
+// TestLookupOffersEarlierCheck checks what Lookup hands out while a check's query is still
+// running: the latest measured check of the same step, never one of another step, nor a later
+// check, nor the check itself.
+func TestLookupOffersEarlierCheck(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, rt, now := blockedPrometheus(t)
+		first, second := spanTo(at), canary.Span{From: at.Add(-10 * time.Minute), To: at.Add(30 * time.Second)}
+		if m, ready := p.Lookup(parent("web"), &successRate, first, 0); ready || m.Span != (canary.Span{}) {
+			t.Errorf("the step's first check, its query running: %s, %t; want nothing, false", show(m), ready)
+		}
+		close(rt.release) // every query answers from now on
+		synctest.Wait()
+		*now = at.Add(90 * time.Second) // a resync period after the next check's time
+		rt.release = make(chan struct{})
+		m, ready := p.Lookup(parent("web"), &successRate, second, 0)
+		if ready || m.Span != first || m.Canary.Requests == nil {
+			t.Errorf("the next check, its query running: %s (span %v), %t; want the first check's measurement, false", show(m), m.Span, ready)
+		}
+		if m, _ := p.Lookup(parent("web"), &successRate, canary.Span{From: at.Add(-5 * time.Minute), To: at.Add(60 * time.Second)}, 0); m.Span != (canary.Span{}) {
+			t.Errorf("a check of a later step: offered %v; want nothing", m.Span)
+		}
+		if m, _ := p.Lookup(parent("web2"), &successRate, second, 0); m.Span != (canary.Span{}) {
+			t.Errorf("another WebApp's check: offered %v; want nothing", m.Span)
+		}
+		close(rt.release)
+		synctest.Wait()
+		// The second check landed: it is the latest, and is no earlier check of itself.
+		if m, _ := p.Lookup(parent("web"), &successRate, canary.Span{From: second.From, To: second.To.Add(30 * time.Second)}, 0); m.Span != second {
+			t.Errorf("after the second check landed, offered %v; want %v", m.Span, second)
+		}
+		synctest.Wait() // the third check's flight, started by that Lookup, reads the clock: let it land first
+		*now = second.To.Add(2*time.Minute + LatestKept)
+		if m, _ := p.Lookup(parent("web"), &successRate, canary.Span{From: second.From, To: *now}, 0); m.Span != (canary.Span{}) {
+			t.Errorf("%s after the latest check: offered %v; want nothing", now.Sub(second.To), m.Span)
+		}
+		synctest.Wait()
 	})
 }
 

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -82,7 +83,8 @@ type Gateway struct {
 
 // Istio is Istio's standard metrics, as the destination's proxy reports them. Its selector
 // matches the Service's namespace and name exactly, each a label of its own: the requests any
-// client sent to that Service, through the route or not.
+// client sent to that Service, through the route or not, and so whichever rule of the route sent
+// them: a canary whose header route's requests are left out cannot be measured.
 var Istio = Gateway{
 	Name:     "istio",
 	Requests: "istio_requests_total",
@@ -90,6 +92,9 @@ var Istio = Gateway{
 	Buckets:  "istio_request_duration_milliseconds_bucket",
 	Scale:    1,
 	Selector: func(b *Backend) (string, error) {
+		if r := b.Route; r != nil && len(r.HeaderMatches) > 0 && !r.CountHeaderRoute {
+			return "", errors.New("Istio counts a Service's requests whatever rule of the route sent them, so the header route's cannot be left out (headerRoute.analysis Exclude): not measured")
+		}
 		return `reporter="destination", destination_service_namespace=` + Quote(b.Namespace) + `, destination_service_name=` + Quote(b.Service), nil
 	},
 }

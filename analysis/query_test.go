@@ -61,6 +61,31 @@ func TestIstioSelector(t *testing.T) {
 	}
 }
 
+// TestIstioSelectorHeaderRoute: Istio counts the canary Service's requests whichever rule sent
+// them, so a header route's requests are counted (Include), and a check that leaves them out
+// (Exclude) is not measured, and says why.
+func TestIstioSelectorHeaderRoute(t *testing.T) {
+	headers := [][]HeaderMatch{{{Name: "X-Canary", Value: "always"}}}
+	for _, tc := range []struct {
+		name    string
+		count   bool
+		wantErr string
+	}{
+		{"Include: the Service's requests, as without a header route", true, ""},
+		{"Exclude: not measured", false, "Istio counts a Service's requests whatever rule of the route sent them, so the header route's cannot be left out (headerRoute.analysis Exclude): not measured"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Istio.Selector(&Backend{Namespace: "shop", Name: "web", Service: "web-canary", Route: &Route{HeaderMatches: headers, CountHeaderRoute: tc.count}})
+			switch {
+			case tc.wantErr == "" && (err != nil || got != `reporter="destination", destination_service_namespace="shop", destination_service_name="web-canary"`):
+				t.Errorf("got %s, %v; want the Service's selector", got, err)
+			case tc.wantErr != "" && (err == nil || err.Error() != tc.wantErr):
+				t.Errorf("got %s, %v; want the error %q", got, err, tc.wantErr)
+			}
+		})
+	}
+}
+
 func TestWindow(t *testing.T) {
 	for _, tc := range []struct {
 		d    time.Duration

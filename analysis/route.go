@@ -19,9 +19,32 @@ type Route struct {
 	Path, PathType string
 	// Parents are spec.parentRefs, each namespace defaulted to the route's.
 	Parents []RouteParent
-	// Backends are the Services of the route's one rule, in order, while a canary splits its
+	// Backends are the Services of the route's weighted rule, in order, while a canary splits its
 	// traffic: a Gateway may number a backend's series by its place here (Traefik does).
 	Backends []string
+	// HeaderMatches are the matches of the canary's header route, each its headers, when the
+	// WebApp's canary has one: their rule, to the canary's Service alone, goes before the
+	// weighted rule, which is then the route's second (a Gateway may number a rule's series by
+	// its place: Traefik does). Nil without one.
+	HeaderMatches [][]HeaderMatch
+	// CountHeaderRoute is true when the canary's requests include those its header route sends
+	// it (spec.rollout.canary.headerRoute.analysis Include); false, the weighted rule's alone.
+	CountHeaderRoute bool
+}
+
+// HeaderMatch is one header of a header route's match.
+type HeaderMatch struct {
+	Name, Value string
+	// Regex is true for a RegularExpression match, false for an Exact one.
+	Regex bool
+}
+
+// weightedRule is the index of the route's weighted rule: 1 behind a header route's, else 0.
+func (r *Route) weightedRule() int {
+	if len(r.HeaderMatches) > 0 {
+		return 1
+	}
+	return 0
 }
 
 // RouteParent is one parentRef of a Route, to a Gateway, with that Gateway's listeners.

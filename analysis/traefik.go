@@ -29,10 +29,13 @@ import (
 // the one whose address has the listener's port, and the rule Traefik's matcher for the route's
 // hostnames that the listener's hostname lets through, and the match (httproute.go,
 // buildMatchRule). The hash tells apart what the normalized text does not (route b-c in namespace
-// a from route c in namespace a-b). The hook's route has one rule (index 0) of one path match, so
-// one router per listener. The hook knows every part: the entry point from the listener's port and
-// --analysis-entrypoints; so the selector is the exact names, one per listener that can serve the
-// route.
+// a from route c in namespace a-b). The hook's route has one weighted rule of one path match, so
+// one router per listener: rule 0, or rule 1 behind a canary's header route, whose rule 0 has a
+// router per match (the path's matcher and its headers') and the canary's Service alone, backend
+// 0. So Traefik tells the header route's requests from the weighted ones, and the canary's
+// selector takes them or not (Route.CountHeaderRoute). The hook knows every part: the entry point
+// from the listener's port and --analysis-entrypoints; so the selector is the exact names, one per
+// listener and rule that can serve the route.
 var Traefik = Gateway{
 	Name:     "traefik",
 	Requests: "traefik_service_requests_total",
@@ -105,8 +108,15 @@ func traefikNames(b *Backend) ([]string, error) {
 			}
 			rule := traefikRule(hostnames, r.Path, r.PathType)
 			for _, ep := range eps {
-				router := traefikRouter(b.Namespace, b.Name, parent.Namespace, parent.Name, ep, rule)
+				router := traefikRouter(b.Namespace, b.Name, parent.Namespace, parent.Name, ep, r.weightedRule(), rule)
 				names = append(names, router+"-svc-"+b.Namespace+"-"+b.Service+"-"+strconv.Itoa(index)+"@kubernetesgateway")
+				if !r.CountHeaderRoute || index != len(r.Backends)-1 { // the canary's, the weighted rule's last
+					continue
+				}
+				for _, m := range r.HeaderMatches {
+					router := traefikRouter(b.Namespace, b.Name, parent.Namespace, parent.Name, ep, 0, rule+traefikHeaders(m))
+					names = append(names, router+"-svc-"+b.Namespace+"-"+b.Service+"-0@kubernetesgateway")
+				}
 			}
 		}
 	}
@@ -183,11 +193,28 @@ func traefikRule(hostnames []string, path, pathType string) string {
 	return "(" + strings.Join(hosts, " || ") + ") && " + pathRule
 }
 
-// traefikRouter is the name of the router of rule 0 of route ns/name on a listener of Gateway
-// gwNS/gw served on entry point ep, whose rule is rule: the normalized text of those names, and
-// the first 10 bytes, in lower-case hex, of a SHA-256 of each name length-prefixed and the rule.
-func traefikRouter(ns, name, gwNS, gw, ep, rule string) string {
-	const ruleIndex = "0"
+// traefikHeaders is what a match's headers add to its router's rule, after the path's matcher:
+// " && Header(name,value)" for each Exact one, " && HeaderRegexp(name,value)" for each
+// RegularExpression one, in order, Go-quoted and with no space after the comma, as Traefik writes
+// them (httproute.go, buildHeaderRules).
+func traefikHeaders(headers []HeaderMatch) string {
+	var b strings.Builder
+	for _, h := range headers {
+		matcher := "Header"
+		if h.Regex {
+			matcher = "HeaderRegexp"
+		}
+		b.WriteString(" && " + matcher + "(" + strconv.Quote(h.Name) + "," + strconv.Quote(h.Value) + ")")
+	}
+	return b.String()
+}
+
+// traefikRouter is the name of the router of rule index of route ns/name on a listener of
+// Gateway gwNS/gw served on entry point ep, whose rule is rule: the normalized text of those
+// names, and the first 10 bytes, in lower-case hex, of a SHA-256 of each name length-prefixed and
+// the rule.
+func traefikRouter(ns, name, gwNS, gw, ep string, index int, rule string) string {
+	ruleIndex := strconv.Itoa(index)
 	h := sha256.New()
 	for _, part := range []string{ns, name, gwNS, gw, ep, ruleIndex} {
 		h.Write([]byte(strconv.Itoa(len(part)) + ":" + part))

@@ -138,7 +138,23 @@ type simRoute struct {
 
 type simRouteRule struct {
 	path, pathType string
-	backends       []simBackend
+	// headers, when set, make the rule one match per entry, each the path and those headers.
+	headers  [][]HeaderMatch
+	backends []simBackend
+}
+
+// simHeaders is what a match's headers add to its rule (buildHeaderRules), each " && " then its
+// matcher.
+func simHeaders(headers []HeaderMatch) string {
+	out := ""
+	for _, h := range headers {
+		if h.Regex {
+			out += fmt.Sprintf(" && HeaderRegexp(%q,%q)", h.Name, h.Value)
+		} else {
+			out += fmt.Sprintf(" && Header(%q,%q)", h.Name, h.Value)
+		}
+	}
+	return out
 }
 
 type simBackend struct{ ns, name string }
@@ -174,16 +190,22 @@ func (w *simWorld) series() map[string][]owner {
 						continue // no entry point: Traefik does not attach the listener
 					}
 					for rule, rr := range r.rules {
-						router := simRouter(r.ns, r.name, g.ns, g.name, ep, rule, simRule(hosts, rr.path, rr.pathType))
-						for bi, b := range rr.backends {
-							ns := b.ns
-							if ns == "" {
-								ns = r.ns
-							}
-							s := simService(router, ns, b.name, bi)
-							o := owner{ri, rule, bi}
-							if !slices.Contains(out[s], o) {
-								out[s] = append(out[s], o)
+						matches := rr.headers
+						if len(matches) == 0 {
+							matches = [][]HeaderMatch{nil} // one match: the path
+						}
+						for _, m := range matches {
+							router := simRouter(r.ns, r.name, g.ns, g.name, ep, rule, simRule(hosts, rr.path, rr.pathType)+simHeaders(m))
+							for bi, b := range rr.backends {
+								ns := b.ns
+								if ns == "" {
+									ns = r.ns
+								}
+								s := simService(router, ns, b.name, bi)
+								o := owner{ri, rule, bi}
+								if !slices.Contains(out[s], o) {
+									out[s] = append(out[s], o)
+								}
 							}
 						}
 					}
@@ -320,6 +342,98 @@ func TestTraefikNaming(t *testing.T) {
 	rule := simRule(route.Hostnames, "/", "PathPrefix")
 	if sim := simService(simRouter("traefik-c035d4", "shop", "traefik-c035d4", "public", "web", 0, rule), "traefik-c035d4", "shop-canary", 1); sim != e2e {
 		t.Errorf("the test's naming: %s; want Traefik's %s", sim, e2e)
+	}
+
+	// Rules with headers, and their routers' names, as Traefik v3.7.13's own test of an
+	// HTTPRoute of several rules has them (kubernetes_test.go, "Simple HTTPRoute, with several
+	// rules"): rule 0 of two Exact headers, rule 1 of one.
+	for _, tc := range []struct {
+		path, pathType string
+		index          int
+		headers        []HeaderMatch
+		rule, router   string
+	}{
+		{"/bar", "PathPrefix", 0, []HeaderMatch{{Name: "my-header", Value: "foo"}, {Name: "my-header2", Value: "bar"}},
+			`Host("foo.com") && (Path("/bar") || PathPrefix("/bar/")) && Header("my-header","foo") && Header("my-header2","bar")`,
+			"httproute-default-http-app-1-gw-default-my-gateway-ep-web-0-cbebdedef34a6261eced"},
+		{"/bar", "Exact", 1, []HeaderMatch{{Name: "my-header", Value: "bar"}},
+			`Host("foo.com") && Path("/bar") && Header("my-header","bar")`,
+			"httproute-default-http-app-1-gw-default-my-gateway-ep-web-1-d4501fe0597184abd40e"},
+	} {
+		rule := traefikRule([]string{"foo.com"}, tc.path, tc.pathType) + traefikHeaders(tc.headers)
+		if sim := simRule([]string{"foo.com"}, tc.path, tc.pathType) + simHeaders(tc.headers); rule != tc.rule || sim != tc.rule {
+			t.Errorf("rule %s (test's %s); want %s", rule, sim, tc.rule)
+		}
+		if got := traefikRouter("default", "http-app-1", "default", "my-gateway", "web", tc.index, rule); got != tc.router {
+			t.Errorf("router %s; want Traefik's %s", got, tc.router)
+		}
+	}
+	if got, want := traefikHeaders([]HeaderMatch{{Name: "Cookie", Value: `(^|; *)canary="a\b"`, Regex: true}}), ` && HeaderRegexp("Cookie","(^|; *)canary=\"a\\b\"")`; got != want {
+		t.Errorf("a RegularExpression: %s; want %s, Go-quoted as Traefik writes it", got, want)
+	}
+}
+
+// TestTraefikHeaderRoute: behind a canary's header route, the weighted rule is rule 1, and the
+// canary's selector takes the header route's series (rule 0, one router per match, the canary's
+// Service its one backend) when the analysis counts them, and not otherwise; the stable
+// version's never. Another WebApp through the same Gateway, with and without a header route of
+// the same headers, shares no series with it.
+func TestTraefikHeaderRoute(t *testing.T) {
+	gw := RouteParent{Namespace: "infra", Name: "public"}
+	headers := [][]HeaderMatch{{{Name: "X-Canary", Value: "always"}}, {{Name: "Cookie", Value: "(^|; *)canary=always(;|$)", Regex: true}}}
+	withHeaderRoute := func(r simRoute) simRoute {
+		header := simRouteRule{path: r.rules[0].path, pathType: r.rules[0].pathType, headers: headers, backends: []simBackend{{name: r.name + "-canary"}}}
+		r.rules = append([]simRouteRule{header}, r.rules...)
+		return r
+	}
+	w := &simWorld{
+		entryPoints: EntryPoints{"web": 8000},
+		gateways:    []simGateway{{ns: "infra", name: "public", listeners: []Listener{{Name: "http", Port: 8000, Protocol: "HTTP"}}}},
+		routes: []simRoute{
+			withHeaderRoute(webAppRoute("shop", "web", []string{"web.example.com"}, "/", "PathPrefix", gw)),
+			withHeaderRoute(webAppRoute("shop", "api", []string{"web.example.com"}, "/", "PathPrefix", gw)),
+			webAppRoute("shop2", "web", []string{"web.example.com"}, "/", "PathPrefix", gw),
+		},
+	}
+	series := w.series()
+	for _, tc := range []struct {
+		name    string
+		service string
+		count   bool
+		want    []owner // of route 0
+	}{
+		{"the canary, with the header route's requests: a router per match", "web-canary", true, []owner{{0, 0, 0}, {0, 0, 0}, {0, 1, 1}}},
+		{"the canary, without them", "web-canary", false, []owner{{0, 1, 1}}},
+		{"the stable version, counted or not", "web-stable", true, []owner{{0, 1, 0}}},
+		{"the stable version, not counted", "web-stable", false, []owner{{0, 1, 0}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := w.backend(&w.routes[2], 0) // WebApp shop2/web's parents, seen, for shop/web
+			b.Namespace, b.Name, b.Service = "shop", "web", tc.service
+			b.Route.Hostnames, b.Route.Backends = []string{"web.example.com"}, []string{"web-stable", "web-canary"}
+			b.Route.HeaderMatches, b.Route.CountHeaderRoute = headers, tc.count
+			sel, err := Traefik.Selector(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			match := selectorMatcher(t, sel)
+			var got []owner
+			for s, owners := range series {
+				if match(s) {
+					if len(owners) != 1 {
+						t.Fatalf("%s names %v alike", s, owners)
+					}
+					got = append(got, owners[0])
+				}
+			}
+			slices.SortFunc(got, func(a, b owner) int { return a.rule*10 + a.backend - b.rule*10 - b.backend })
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("the selector %s matches the series of %v; want %v", sel, got, tc.want)
+			}
+			if tc.count && tc.service == "web-canary" && strings.Count(sel, "|") != 2 {
+				t.Errorf("the selector %s; want three names: the weighted rule's, and one per header match", sel)
+			}
+		})
 	}
 }
 

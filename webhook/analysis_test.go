@@ -20,11 +20,14 @@ import (
 	"github.com/example/webapp-operator/webhook"
 )
 
-// fakeMeasurer records its calls and answers each with its measurement.
+// fakeMeasurer records its calls and answers each with its measurement; or, when earlier is set,
+// says the check is still being measured and offers its measurement of the earlier check of the
+// step that ends at earlier.
 type fakeMeasurer struct {
-	mu    stdsync.Mutex
-	calls []measureCall
-	m     canary.Measurement
+	mu      stdsync.Mutex
+	calls   []measureCall
+	m       canary.Measurement
+	earlier time.Time
 }
 
 type measureCall struct {
@@ -39,6 +42,10 @@ func (f *fakeMeasurer) Lookup(parent analysis.Parent, a *webappv1.CanaryAnalysis
 	f.calls = append(f.calls, measureCall{parent, span, a})
 	m := f.m
 	m.Span, m.Window = span, a.Window()
+	if !f.earlier.IsZero() {
+		m.Span.To = f.earlier
+		return m, false
+	}
 	return m, true
 }
 
@@ -152,6 +159,65 @@ func TestAnalysisMeasured(t *testing.T) {
 	}
 }
 
+// TestAnalysisEarlierCheck checks a call whose due check is still being measured, and which is
+// offered the step's earlier check: judged in its stead, at its own time, with a call a second
+// later when it found something new, and none when it found what the record holds (a canary
+// without traffic behind a slow Prometheus then costs no call of its own); and not judged again
+// when the record is of that very check.
+func TestAnalysisEarlierCheck(t *testing.T) {
+	body, pause := analysisRequest(t, time.Time{})
+	first := pause.Add(canary.FirstCheckDelay)
+	none := 0.0
+	fake := &fakeMeasurer{m: canary.Measurement{Canary: canary.Values{Requests: &none}}}
+	var now time.Time
+	h := webhook.New(webhook.Options{Now: func() time.Time { return now }, Analysis: fake})
+	call := func(body string, check, earlier time.Time) (*webappv1.AnalysisStatus, float64) {
+		t.Helper()
+		now, fake.earlier = check.Add(700*time.Millisecond), earlier
+		rec := serve(h, "POST", "/sync", body)
+		var resync struct {
+			ResyncAfterSeconds float64 `json:"resyncAfterSeconds"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &resync); err != nil {
+			t.Fatal(err)
+		}
+		return checkOf(t, rec.Body.Bytes()), resync.ResyncAfterSeconds
+	}
+
+	c, resync := call(body, first.Add(30*time.Second), first)
+	if c == nil || !c.CheckTime.Time.Equal(first) || c.Result != webappv1.CheckInconclusive || resync != 1 {
+		t.Fatalf("the second check due, the first offered: check %+v, resyncAfterSeconds %v; want the first, inconclusive, at %s, and a call in 1 s for the second: it found something new", c, resync, first)
+	}
+	recorded := withRecord(t, body, c)
+	c, resync = call(recorded, first.Add(60*time.Second), first.Add(30*time.Second))
+	if c == nil || !c.CheckTime.Time.Equal(first) || resync == 1 {
+		t.Errorf("the third check due, the second offered, finding what the first did: check %+v, resyncAfterSeconds %v; want the record as it was, at %s, and no call of its own", c, resync, first)
+	}
+	c, resync = call(recorded, first.Add(30*time.Second), first)
+	if c == nil || !c.CheckTime.Time.Equal(first) || resync != 1 {
+		t.Errorf("the second check due, the first offered, which the record holds: check %+v, resyncAfterSeconds %v; want the record as it was, and a call in 1 s", c, resync)
+	}
+	if len(fake.calls) != 3 {
+		t.Errorf("%d lookups; want 3", len(fake.calls))
+	}
+}
+
+// withRecord is the sync request body with status.canary.analysis set to rec, as Metacontroller
+// sends it back once it wrote an answer's status.
+func withRecord(t *testing.T, body string, rec *webappv1.AnalysisStatus) string {
+	t.Helper()
+	var req map[string]any
+	if err := json.Unmarshal([]byte(body), &req); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(rec)
+	var r map[string]any
+	json.Unmarshal(b, &r)
+	req["parent"].(map[string]any)["status"].(map[string]any)["canary"].(map[string]any)["analysis"] = r
+	out, _ := json.Marshal(req)
+	return string(out)
+}
+
 // TestAnalysisWithoutPrometheus checks that without a Measurer a due check is recorded as
 // inconclusive, and says why.
 func TestAnalysisWithoutPrometheus(t *testing.T) {
@@ -181,7 +247,10 @@ func TestAnalysisSlowPrometheus(t *testing.T) {
 	}))
 	defer slow.Close()
 	defer close(release)
-	p, err := analysis.New(analysis.Config{URL: slow.URL, Gateway: "istio", QueryTimeout: 100 * time.Millisecond}) // Istio's selector needs no Gateway sent along
+	// The query's timeout is long beside the measure wait, so that a call that returns well within
+	// it did not wait for the query, however loaded the machine.
+	const timeout = 2 * time.Second
+	p, err := analysis.New(analysis.Config{URL: slow.URL, Gateway: "istio", QueryTimeout: timeout}) // Istio's selector needs no Gateway sent along
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,8 +259,8 @@ func TestAnalysisSlowPrometheus(t *testing.T) {
 	h := webhook.New(webhook.Options{Now: func() time.Time { return pause.Add(4 * time.Second) }, Analysis: p})
 	start := time.Now()
 	rec := serve(h, "POST", "/sync", body)
-	if took := time.Since(start); took > 10*webhook.DefaultMeasureWait {
-		t.Errorf("the call took %s; want it to wait for Prometheus %s at most", took, webhook.DefaultMeasureWait)
+	if took := time.Since(start); took > timeout/2 {
+		t.Errorf("the call took %s; want it to wait for Prometheus %s at most, not for the query's %s", took, webhook.DefaultMeasureWait, timeout)
 	}
 	if c := checkOf(t, rec.Body.Bytes()); c != nil {
 		t.Errorf("check %+v recorded while its query runs; want none yet", c)
@@ -203,16 +272,16 @@ func TestAnalysisSlowPrometheus(t *testing.T) {
 		t.Errorf("resyncAfterSeconds = %v (%v); want 1: a call again in a second, for the check being measured", resync.ResyncAfterSeconds, err)
 	}
 	select {
-	case <-gone: // the query's own 100 ms timeout, in real time
-	case <-time.After(5 * time.Second):
+	case <-gone: // the query's own timeout, in real time
+	case <-time.After(5 * timeout):
 		t.Fatal("the query never timed out")
 	}
 	var c *webappv1.AnalysisStatus
-	for deadline := time.Now().Add(5 * time.Second); c == nil && time.Now().Before(deadline); runtime.Gosched() {
+	for deadline := time.Now().Add(5 * timeout); c == nil && time.Now().Before(deadline); runtime.Gosched() {
 		rec = serve(h, "POST", "/sync", body) // until the timed-out query's measurement is kept
 		c = checkOf(t, rec.Body.Bytes())
 	}
-	if want := "nothing was measured: Prometheus did not answer within 100ms"; c == nil || c.Result != webappv1.CheckInconclusive || c.Message != want {
+	if want := "nothing was measured: Prometheus did not answer within 2s"; c == nil || c.Result != webappv1.CheckInconclusive || c.Message != want {
 		t.Errorf("check %+v; want inconclusive: %q", c, want)
 	}
 	if strings.Contains(rec.Body.String(), strings.TrimPrefix(slow.URL, "http://")) {
@@ -271,6 +340,25 @@ func TestAnalysisRoute(t *testing.T) {
 	}
 	if got := fake.calls[0].parent.Route; !reflect.DeepEqual(got, want) {
 		t.Errorf("route\n got  %+v\n want %+v", got, want)
+	}
+
+	// With a header route: its matches, and whether the analysis counts its requests.
+	canarySpec := req["parent"].(map[string]any)["spec"].(map[string]any)["rollout"].(map[string]any)["canary"].(map[string]any)
+	canarySpec["headerRoute"] = map[string]any{"matches": []any{
+		map[string]any{"headers": []any{map[string]any{"name": "X-Canary", "value": "always"}}},
+		map[string]any{"headers": []any{map[string]any{"name": "Cookie", "value": "canary=always", "type": "RegularExpression"}}},
+	}, "analysis": "Exclude"}
+	b, _ = json.Marshal(req)
+	fake.calls = nil
+	if rec := serve(h, "POST", "/sync", string(b)); rec.Code != 200 {
+		t.Fatalf("sync = %d %s", rec.Code, rec.Body)
+	}
+	want.HeaderMatches = [][]analysis.HeaderMatch{{{Name: "X-Canary", Value: "always"}}, {{Name: "Cookie", Value: "canary=always", Regex: true}}}
+	if len(fake.calls) != 1 {
+		t.Fatalf("%d measurements; want 1", len(fake.calls))
+	}
+	if got := fake.calls[0].parent.Route; !reflect.DeepEqual(got, want) {
+		t.Errorf("route with a header route\n got  %+v\n want %+v", got, want)
 	}
 }
 

@@ -128,7 +128,9 @@ type Options struct {
 // Measurer measures a check of a canary's analysis: analysis.Prometheus does. Lookup returns
 // within wait: what it measured of parent's canary for the check over span (canary.Due's) of
 // analysis a, or a Measurement whose Error says why nothing could be measured, and true; or false
-// while the measurement is still to come, which it then starts or leaves running. It never fails.
+// while the measurement is still to come, which it then starts or leaves running, with the
+// latest measurement it keeps of an earlier check of the same step (zero when none), which may
+// stand in for it (canary.StandsIn). It never fails.
 type Measurer interface {
 	Lookup(parent analysis.Parent, a *webappv1.CanaryAnalysis, span canary.Span, wait time.Duration) (canary.Measurement, bool)
 }
@@ -136,7 +138,8 @@ type Measurer interface {
 // DefaultMeasureWait is the longest a sync call waits for the measurement of its canary's check,
 // by default (Options.MeasureWait): a healthy Prometheus answers within it (a few milliseconds a
 // query), so that the check is judged at the call that found it due; a slow one holds no call
-// longer, and the check is judged at a call a second later (canary.MeasuringRetry).
+// longer: the call judges the step's earlier check in its stead, and with none, the check is
+// judged at a call a second later (canary.MeasuringRetry).
 const DefaultMeasureWait = 25 * time.Millisecond
 
 // Handler routes hook and health requests. Its metrics are served by another handler,
@@ -430,25 +433,27 @@ func (h *Handler) answer(ctx context.Context, path string, body []byte, hk hook)
 
 // measure sets req.Measurement to Options.Analysis's measurement of the check of its canary's
 // analysis that canary.Due says is due at now, if one is, and reports whether one is; or, while
-// that measurement is still to come after Options.MeasureWait, sets req.Measuring: the call waits on
-// Prometheus no longer, and the machine asks for another call shortly. A WebApp with no check due, or an invalid spec, is
+// that measurement is still to come after Options.MeasureWait, sets req.Measurement to the step's
+// earlier check the Measurer offers when canary.StandsIn says it may stand in, and else
+// req.Measuring: the call waits on Prometheus no longer, and the machine judges the earlier
+// check or asks for another call shortly. A WebApp with no check due, or an invalid spec, is
 // never measured; without Options.Analysis nothing is, and the machine says so.
 func (h *Handler) measure(req *sync.Request, now time.Time) (due bool) {
 	p := &req.Parent
 	if len(p.SpecErrors) > 0 || p.Spec.Rollout == nil {
 		return false
 	}
-	plan := p.Spec.Rollout.Canary
+	plan := p.Spec.Rollout.Plan()
 	span, due := canary.Due(plan, p.Canary, now)
 	if !due || h.opts.Analysis == nil {
 		return due
 	}
 	m, ready := h.opts.Analysis.Lookup(analysis.Parent{Namespace: p.Namespace, Name: p.Name, Route: analysisRoute(req)}, plan.Analysis, span, h.opts.MeasureWait)
-	if !ready {
-		req.Measuring = true
+	if ready || canary.StandsIn(p.Canary, span, m.Span) {
+		req.Measurement = &m
 		return true
 	}
-	req.Measurement = &m
+	req.Measuring = true
 	return true
 }
 

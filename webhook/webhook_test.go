@@ -342,6 +342,9 @@ func TestExamples(t *testing.T) {
 		"route-disabled":     "Ready", // without the component: no HTTPRoute, the rest as ever
 		"canary-paused":      "Progressing",
 		"canary-analysis":    "Progressing", // a check is due, and the hook has no Prometheus: inconclusive
+		"canary-testers":     "Progressing", // step 1 at weight 0: the header rule before the weighted one at 100/0, accepted, its pause running
+		"canary-undo":        "Progressing", // RolledBack within the rollback window: the stable Deployment rolls back, no canary
+		"blue-green":         "Progressing", // the preview at full size, paused until promoted: 100/0 with the preview's header rule
 	}
 	files, err := filepath.Glob(filepath.Join("..", "examples", "*.request.json"))
 	if err != nil || len(files) != len(wantPhase) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/example/webapp-operator/analysis"
 	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/internal/envflag"
 	webappsync "github.com/example/webapp-operator/sync"
 	"github.com/example/webapp-operator/webhook"
 )
@@ -151,16 +152,7 @@ Flags:
 		fs.PrintDefaults()
 	}
 
-	var err error
-	fs.VisitAll(func(f *flag.Flag) {
-		key := strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v := getenv(key); v != "" && err == nil {
-			if setErr := fs.Set(f.Name, v); setErr != nil {
-				err = fmt.Errorf("environment %s=%q: %w", key, v, setErr)
-			}
-		}
-	})
-	if err != nil {
+	if err := envflag.Set(fs, getenv); err != nil {
 		return err
 	}
 	// Registered after the environment is read: a VERSION variable must not turn the server off.

@@ -39,6 +39,7 @@ func TestRender(t *testing.T) {
 		{"a route", []string{"render", "-f", "../../examples/route.yaml"}, "", 0, []string{"Deployment", "Service", "HTTPRoute"}, ""},
 		{"a canary", []string{"render", "-f", "../../examples/canary.yaml"}, "", 0, []string{"Deployment", "Service", "HTTPRoute"}, ""},
 		{"a canary with analysis", []string{"render", "-f", "../../examples/canary-analysis.yaml"}, "", 0, []string{"Deployment", "Service", "HTTPRoute"}, ""},
+		{"a canary with a header route and a rollback window", []string{"render", "-f", "../../examples/canary-testers.yaml"}, "", 0, []string{"Deployment", "Service", "HTTPRoute"}, ""},
 		{"stdin, no port, default namespace", []string{"render", "-f", "-"}, noPort, 0, []string{"Deployment"}, ""},
 		{"invalid spec", []string{"render", "-f", invalid}, "", 1, nil, "spec.image: Required value"},
 		{"missing file", []string{"render", "-f", "nope.yaml"}, "", 1, nil, "read WebApp"},
