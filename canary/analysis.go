@@ -82,7 +82,7 @@ const FirstCheckDelay = webappv1.AnalysisFirstCheckDelay
 // so an earlier start would count the requests of an earlier canary, one just aborted say, as
 // this one's.
 func Due(plan *webappv1.Canary, last *webappv1.CanaryStatus, now time.Time) (Span, bool) {
-	if plan == nil || plan.Analysis == nil || last == nil || !slices.Contains(atAStep, last.Phase) || last.StepStartTime == nil {
+	if plan == nil || plan.Analysis == nil || last == nil || !AtAStep(last.Phase) || last.StepStartTime == nil {
 		return Span{}, false
 	}
 	at, _, ok := schedule(plan.Analysis, last, now)
@@ -93,6 +93,23 @@ func Due(plan *webappv1.Canary, last *webappv1.CanaryStatus, now time.Time) (Spa
 		return Span{}, false
 	}
 	return Span{From: last.StepStartTime.Time.UTC(), To: at}, true
+}
+
+// StandsIn reports whether a measurement of earlier, a check the edge measured before, may be
+// judged in the stead of due's (the check Due says is due) while due's is still being measured:
+// earlier is a check of the same step (the same From, so of the same revision and attempt),
+// before due, and after the check last's record holds, so that no measurement makes two records.
+// It is false for a zero earlier, and when last is nil or has no record it needs only the first
+// two. The record says which check it judged, by its checkTime. A Prometheus slower than the
+// hook's wait then costs no call of its own while a step's checks find what they found (a canary
+// without traffic, the common case at scale): each call judges the check its previous call
+// started. An earlier check that finds something new, or none to stand in, asks for the due one
+// at a call a moment later (MeasuringRetry); a decisive failure aborts at once either way.
+func StandsIn(last *webappv1.CanaryStatus, due, earlier Span) bool {
+	if earlier.To.IsZero() || !earlier.From.Equal(due.From) || !earlier.To.Before(due.To) {
+		return false
+	}
+	return last == nil || last.Analysis == nil || earlier.To.After(last.Analysis.CheckTime.Time)
 }
 
 // schedule is the latest check of st's step at or before now (ok false when its first is still
@@ -139,7 +156,12 @@ func recordCheck(s *state) {
 	a := s.in.Plan.Analysis
 	span, _ := Due(s.in.Plan, &s.next, s.in.Now)
 	m := s.in.Measurement
-	if m != nil && m.Span != span {
+	standIn := false
+	switch {
+	case m == nil || m.Span == span:
+	case StandsIn(&s.next, span, m.Span):
+		span, standIn = m.Span, true // judged, and recorded, at its own time
+	default:
 		m = &Measurement{Span: span, Error: "the hook measured another check than the one due"}
 	}
 	rec := Judge(a, m, span)
@@ -166,6 +188,7 @@ func recordCheck(s *state) {
 		}
 	}
 	s.next.Analysis = rec
+	s.behind = standIn
 }
 
 // inconclusive reports whether a check's result lets the step neither go on nor fail: Held is an
@@ -236,7 +259,7 @@ func Judge(a *webappv1.CanaryAnalysis, m *Measurement, span Span) *webappv1.Anal
 	}
 	least := int64(a.Requests())
 	if rec.Requests == nil || *rec.Requests == 0 {
-		return inconclusiveRecord(rec, fmt.Sprintf("the canary had no request in the %s since its step began", span.Duration()))
+		return inconclusiveRecord(rec, "the canary had no request since its step began")
 	}
 	var failed, held, unsure []string
 	for i := range a.Metrics {
@@ -580,16 +603,10 @@ func analysisFails(s *state) string {
 	return ""
 }
 
-// analysisPassed reports whether the step may go on as far as the analysis goes: there is none,
-// or the latest check passed, at this step, once its weight was in place.
-func (s *state) analysisPassed() bool {
-	if s.in.Plan.Analysis == nil {
-		return true
-	}
-	r := s.next.Analysis
-	return r != nil && r.Result == webappv1.CheckPassed && int(r.Step) == s.stepIndex() &&
-		s.next.PauseStartTime != nil && !r.CheckTime.Before(s.next.PauseStartTime)
-}
+// analysisPassed reports whether the step may go on as far as the analysis goes
+// (AnalysisPassed): there is none, or the latest check passed, at this step, once its weight was
+// in place.
+func (s *state) analysisPassed() bool { return AnalysisPassed(s.in.Plan, &s.next) }
 
 // inconclusiveFor reports whether the checks have stayed inconclusive (or held) past the
 // analysis's bound and its action is action. Promote takes more: the latest check measured
@@ -614,10 +631,12 @@ func inconclusivePromote(s *state) bool { return s.inconclusiveFor(webappv1.Inco
 // analyzing reports whether the canary is at a step with an analysis: its answer then holds only
 // now (Output.Timed), since a check may fall due at any later call.
 func (s *state) analyzing() bool {
-	return s.in.Plan != nil && s.in.Plan.Analysis != nil && slices.Contains(atAStep, s.phase())
+	return s.in.Plan != nil && s.in.Plan.Analysis != nil && AtAStep(s.phase())
 }
 
-// nextCheck is when the canary asks for a call for its analysis: at its step's first check,
+// nextCheck is when the canary asks for a call for its analysis: MeasuringRetry from now while
+// the edge is still measuring the check due, or judged an earlier one in its stead that found
+// something new (behind); else at its step's first check,
 // FirstCheckDelay after the weight is in place, whatever the checks found before; then at the
 // next check while the latest was not inconclusive, or, while it was, when onInconclusive's
 // action (Abort or Promote) is due; false otherwise. While checks are inconclusive (no traffic,
@@ -629,7 +648,7 @@ func (s *state) nextCheck() (time.Time, bool) {
 	if !s.analyzing() || s.next.StepStartTime == nil {
 		return time.Time{}, false
 	}
-	if s.in.Measuring && sameRevision(s) {
+	if (s.in.Measuring || s.behind) && sameRevision(s) {
 		return s.in.Now.Add(MeasuringRetry), true
 	}
 	a := s.in.Plan.Analysis

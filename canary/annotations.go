@@ -88,6 +88,8 @@ func (s *state) whyIgnored(a annotation) string {
 	switch {
 	case err != nil:
 		return err.Error()
+	case t.Revision != st.Revision && RolledBackWithinWindow(st):
+		return fmt.Sprintf("names revision %s, and no canary runs: the stable Deployment went back to revision %s within the rollback window", t.Revision, st.Revision)
 	case t.Revision != st.Revision:
 		return fmt.Sprintf("names revision %s, not the canary's, %s", t.Revision, st.Revision)
 	case t.Attempt < st.Attempt:

@@ -113,25 +113,28 @@ func split(canaryWeight int32, accepted bool) *canary.Route {
 
 // want is what a case checks of the output; a zero field is not checked unless named in check.
 type want struct {
-	phase          webappv1.CanaryPhase // "" checks for no status
-	step           int32
-	form           canary.Form
-	replicas       int32
-	stableTemplate bool
-	split          bool
-	weights        [2]int32
-	services       bool
-	selectsCanary  bool
-	failedChecks   int32
-	pauseStart     *metav1.Time
-	resync         time.Duration
-	message        string               // a part of the status message
-	row            string               // the Move row that fires, "" for none
-	analysis       webappv1.CheckResult // the result status.canary.analysis records, "" for none
-	checkTime      *metav1.Time         // when it was checked, with analysis
-	retries        int32                // status.canary.retries
-	attempt        int32                // status.canary.attempt
-	ignored        []string             // status.canary.ignoredAnnotations
+	phase           webappv1.CanaryPhase // "" checks for no status
+	step            int32
+	form            canary.Form
+	replicas        int32
+	stableTemplate  bool
+	split           bool
+	weights         [2]int32
+	services        bool
+	selectsCanary   bool
+	failedChecks    int32
+	pauseStart      *metav1.Time
+	resync          time.Duration
+	message         string               // a part of the status message
+	row             string               // the Move row that fires, "" for none
+	analysis        webappv1.CheckResult // the result status.canary.analysis records, "" for none
+	checkTime       *metav1.Time         // when it was checked, with analysis
+	retries         int32                // status.canary.retries
+	attempt         int32                // status.canary.attempt
+	ignored         []string             // status.canary.ignoredAnnotations
+	headerRoute     bool                 // the route's header rule (Output.HeaderRoute)
+	headerRouted    bool                 // status.canary.headerRouted
+	stableRevisions []string             // status.canary.stableRevisions
 }
 
 // transitionCase is a case of TestTransitions: an input, and what Next's output must show.
@@ -143,7 +146,7 @@ type transitionCase struct {
 
 // transitionCases are TestTransitions' cases; TestEveryRowHasACase reads them too.
 func transitionCases() []transitionCase {
-	return []transitionCase{
+	cases := []transitionCase{
 		{
 			name: "no canary yet and the template is the stable one: nothing to do",
 			in:   input(func(in *canary.Input) { in.Revision = "old" }),
@@ -649,12 +652,55 @@ func transitionCases() []transitionCase {
 			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, pauseStart: at(40 * time.Second), resync: 0, analysis: webappv1.CheckInconclusive, checkTime: at(43 * time.Second), message: "Checks inconclusive since 12:00:43: nothing was measured: Prometheus did not answer within 2s"},
 		},
 		{
+			name: "analysis: a canary still without a request is the same finding at every check, though its span grows: no status write per check",
+			in: analyzed(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) {
+					st.PauseStartTime = at(40 * time.Second)
+					st.Analysis = &webappv1.AnalysisStatus{CheckTime: *at(43 * time.Second), WindowSeconds: 43, Result: webappv1.CheckInconclusive, InconclusiveSince: at(43 * time.Second),
+						Requests: ptr(int64(0)), Message: "the canary had no request since its step began",
+						Metrics: []webappv1.MetricStatus{{Name: webappv1.MetricRequestSuccessRate, Threshold: ">= 99", Result: webappv1.CheckInconclusive}, {Name: webappv1.MetricRequestDuration, Threshold: "<= 500", Result: webappv1.CheckInconclusive}}}
+				})
+				in.Measurement = &canary.Measurement{Window: 10 * time.Second, Canary: canary.Values{Requests: ptr(0.0)}}
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, pauseStart: at(40 * time.Second), resync: 0, analysis: webappv1.CheckInconclusive, checkTime: at(43 * time.Second), message: "Checks inconclusive since 12:00:43: the canary had no request since its step began"},
+		},
+		{
 			name: "analysis: the edge is still measuring the check that is due: nothing is judged, and a call comes in a second",
 			in: analyzed(func(in *canary.Input) {
 				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.PauseStartTime = at(50 * time.Second) })
 				in.Measuring = true
 			}),
 			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, pauseStart: at(50 * time.Second), resync: time.Second},
+		},
+		{
+			name: "analysis: the edge is still measuring the check that is due, and offers the step's earlier check, which failed: judged in its stead, at its own time, and aborted",
+			in: analyzed(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.PauseStartTime = at(40 * time.Second) })
+				in.Measurement = measured(400, 80, 20)
+				in.Measurement.Span = canary.Span{From: at(0).Time, To: at(43 * time.Second).Time}
+			}),
+			want: want{row: "a check shows, at FailConfidence, the canary outside a built-in metric's threshold: aborted at once", phase: webappv1.CanaryAborted, failedChecks: 1, form: canary.Keep, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, pauseStart: at(40 * time.Second), analysis: webappv1.CheckFailed, checkTime: at(43 * time.Second), message: "request-success-rate"},
+		},
+		{
+			name: "analysis: the edge is still measuring the check that is due, and offers the step's earlier check, which finds something new: recorded at its own time, and the due one a second later",
+			in: analyzed(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.PauseStartTime = at(40 * time.Second) })
+				in.Measurement = &canary.Measurement{Window: 10 * time.Second, Canary: canary.Values{Requests: ptr(0.0)}, Span: canary.Span{From: at(0).Time, To: at(43 * time.Second).Time}}
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, pauseStart: at(40 * time.Second), resync: time.Second, analysis: webappv1.CheckInconclusive, checkTime: at(43 * time.Second), message: "Checks inconclusive since 12:00:43: the canary had no request since its step began"},
+		},
+		{
+			name: "analysis: the edge is still measuring the check that is due, and offers the step's earlier check, which finds what the record found: no status write, and no call of its own",
+			in: analyzed(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) {
+					st.PauseStartTime = at(30 * time.Second)
+					st.Analysis = &webappv1.AnalysisStatus{CheckTime: *at(33 * time.Second), WindowSeconds: 33, Result: webappv1.CheckInconclusive, InconclusiveSince: at(33 * time.Second),
+						Requests: ptr(int64(0)), Message: "the canary had no request since its step began",
+						Metrics: []webappv1.MetricStatus{{Name: webappv1.MetricRequestSuccessRate, Threshold: ">= 99", Result: webappv1.CheckInconclusive}, {Name: webappv1.MetricRequestDuration, Threshold: "<= 500", Result: webappv1.CheckInconclusive}}}
+				})
+				in.Measurement = &canary.Measurement{Window: 10 * time.Second, Canary: canary.Values{Requests: ptr(0.0)}, Span: canary.Span{From: at(0).Time, To: at(43 * time.Second).Time}}
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, selectsCanary: true, pauseStart: at(30 * time.Second), resync: 0, analysis: webappv1.CheckInconclusive, checkTime: at(33 * time.Second), message: "Checks inconclusive since 12:00:33: the canary had no request since its step began"},
 		},
 		{
 			name: "analysis: a hook without Prometheus measures nothing: inconclusive",
@@ -975,6 +1021,263 @@ func transitionCases() []transitionCase {
 			want: want{row: "the spec no longer asks for a canary: its status goes", form: canary.Keep, stableTemplate: true, services: true, split: true, weights: [2]int32{100, 0}},
 		},
 	}
+	return append(append(append(cases, headerRouteCases()...), rollbackWindowCases()...), blueGreenCases()...)
+}
+
+// rollbackWindowCases are the cases of a canary with a rollback window (issue 45): the status
+// lists the revisions the stable Deployment ran, and a template set back to one of them within
+// the window goes back without a canary.
+func rollbackWindowCases() []transitionCase {
+	window := func(n int32, edit func(*canary.Input)) canary.Input {
+		return input(func(in *canary.Input) {
+			in.Plan.RollbackWindow = &webappv1.RollbackWindow{Revisions: n}
+			in.Stable.RolledOut = true
+			if edit != nil {
+				edit(in)
+			}
+		})
+	}
+	const undo = "a revision the stable Deployment ran within the rollback window: it goes back to it, without a canary"
+	ended := func(phase webappv1.CanaryPhase, revision string, list ...string) *webappv1.CanaryStatus {
+		return &webappv1.CanaryStatus{Revision: revision, Phase: phase, Step: 2, StableRevisions: list}
+	}
+	return []transitionCase{
+		{
+			name: "rollback window: a canary starts, and the status lists the revision the stable Deployment runs",
+			in:   window(2, nil),
+			want: want{row: "a new template, before any canary or after one ended", phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, resync: 2*time.Minute + 5*time.Second,
+				stableRevisions: []string{"old"}},
+		},
+		{
+			name: "rollback window: promoted, the stable Deployment runs the canary's revision, rolled out: it is listed first",
+			in: window(2, func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryPromoting, 2, func(st *webappv1.CanaryStatus) { st.StableRevisions = []string{"old"} })
+				in.Stable = &canary.Stable{Revision: "new", Complete: true, RolledOut: true}
+				in.Canary, in.Route = gone(), &canary.Route{Accepted: true}
+			}),
+			want: want{row: "promoted: the stable Deployment runs the template, the canary's pods are gone", phase: webappv1.CanaryPromoted, step: 2, stableTemplate: true,
+				stableRevisions: []string{"new", "old"}},
+		},
+		{
+			name: "rollback window: the template set back to the previous stable revision: the stable Deployment goes back to it, without a canary, and the status says why",
+			in: window(2, func(in *canary.Input) {
+				in.Revision, in.Last = "old", ended(webappv1.CanaryPromoted, "new", "new", "old")
+				in.Stable = &canary.Stable{Revision: "new", RolledOut: true}
+				in.Route = &canary.Route{Accepted: true}
+			}),
+			want: want{row: undo, phase: webappv1.CanaryRolledBack, stableTemplate: true, stableRevisions: []string{"new", "old"},
+				message: "Rolled back to revision old without a canary: the stable Deployment ran it within spec.rollout.canary.rollbackWindow (its last 2 revisions before the one it runs)"},
+		},
+		{
+			name: "rollback window: an older observation of the stable Deployment, before it took the template back: still no canary",
+			in: window(2, func(in *canary.Input) {
+				in.Revision, in.Last = "old", ended(webappv1.CanaryRolledBack, "old", "new", "old")
+				in.Stable = &canary.Stable{Revision: "new", RolledOut: true}
+			}),
+			want: want{row: undo, phase: webappv1.CanaryRolledBack, step: 2, stableTemplate: true, stableRevisions: []string{"new", "old"}, message: "Rolled back to revision old without a canary"},
+		},
+		{
+			name: "rollback window: the stable Deployment took the template set back, but the status is an older call's, still Promoted to the one before: it is RolledBack, without a canary",
+			in: window(2, func(in *canary.Input) {
+				in.Revision, in.Last = "old", ended(webappv1.CanaryPromoted, "new", "new", "old")
+				in.Stable = &canary.Stable{Revision: "old"}
+				in.Route = &canary.Route{Accepted: true}
+			}),
+			want: want{row: undo, phase: webappv1.CanaryRolledBack, stableTemplate: true, stableRevisions: []string{"new", "old"},
+				message: "Rolled back to revision old without a canary: the stable Deployment ran it within spec.rollout.canary.rollbackWindow (its last 2 revisions before the one it runs)"},
+		},
+		{
+			name: "rollback window: the stable Deployment runs the template, the status Promoted to another revision it does not list first: nothing moves",
+			in: window(2, func(in *canary.Input) {
+				in.Revision, in.Last = "old", ended(webappv1.CanaryPromoted, "new", "old")
+				in.Stable = &canary.Stable{Revision: "old", Complete: true, RolledOut: true}
+			}),
+			want: want{phase: webappv1.CanaryPromoted, step: 2, stableTemplate: true, stableRevisions: []string{"old"}},
+		},
+		{
+			name: "rollback window: the stable Deployment rolled back, rolled out: it is listed first, and nothing moves",
+			in: window(2, func(in *canary.Input) {
+				in.Revision, in.Last = "old", ended(webappv1.CanaryRolledBack, "old", "new", "old")
+				in.Stable = &canary.Stable{Revision: "old", Complete: true, RolledOut: true}
+			}),
+			want: want{phase: webappv1.CanaryRolledBack, step: 2, stableTemplate: true, stableRevisions: []string{"old", "new"}, message: "Rolled back to revision old without a canary"},
+		},
+		{
+			name: "rollback window: the stable Deployment rolling back: not listed before its rollout is complete",
+			in: window(2, func(in *canary.Input) {
+				in.Revision, in.Last = "old", ended(webappv1.CanaryRolledBack, "old", "new", "old")
+				in.Stable = &canary.Stable{Revision: "old"}
+			}),
+			want: want{phase: webappv1.CanaryRolledBack, step: 2, stableTemplate: true, stableRevisions: []string{"new", "old"}},
+		},
+		{
+			name: "rollback window of 1: a revision 2 back is outside it: a canary, as without the window, and the list keeps 2",
+			in: window(1, func(in *canary.Input) {
+				in.Revision, in.Last = "a", ended(webappv1.CanaryPromoted, "c", "c", "b", "a")
+				in.Stable = &canary.Stable{Revision: "c", RolledOut: true}
+			}),
+			want: want{row: "a new template, before any canary or after one ended", phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, resync: 2*time.Minute + 5*time.Second,
+				stableRevisions: []string{"c", "b"}},
+		},
+		{
+			name: "rollback window, mid-canary: the template set to a revision stable within it: the canary's weight winds down, and the stable Deployment goes back at once",
+			in: window(2, func(in *canary.Input) {
+				in.Revision = "older"
+				in.Last = running(webappv1.CanaryProgressing, 1, func(st *webappv1.CanaryStatus) { st.StableRevisions = []string{"old", "older"} })
+				in.ServicesObserved, in.Canary, in.Route = true, ready(2), split(30, true)
+			}),
+			want: want{row: undo, phase: webappv1.CanaryRolledBack, form: canary.Keep, replicas: 2, stableTemplate: true, services: true, split: true, weights: [2]int32{100, 0},
+				stableRevisions: []string{"old", "older"}, message: "Rolled back to revision older without a canary"},
+		},
+		{
+			name: "rollback window, aborted: the template set to a revision stable within it: no retry, no canary",
+			in: window(2, func(in *canary.Input) {
+				in.Revision = "older"
+				in.Last = running(webappv1.CanaryAborted, 0, func(st *webappv1.CanaryStatus) { st.StableRevisions = []string{"old", "older"} })
+				in.Canary, in.Route = &canary.Deployment{Aborted: "new", ScaledDown: true}, &canary.Route{Accepted: true}
+			}),
+			want: want{row: undo, phase: webappv1.CanaryRolledBack, stableTemplate: true, stableRevisions: []string{"old", "older"}},
+		},
+		{
+			name: "the rollback window removed from the spec: the status lists no revision",
+			in: input(func(in *canary.Input) {
+				in.Revision, in.Last = "new", ended(webappv1.CanaryPromoted, "new", "new", "old")
+				in.Stable = &canary.Stable{Revision: "new", Complete: true, RolledOut: true}
+			}),
+			want: want{phase: webappv1.CanaryPromoted, step: 2, stableTemplate: true},
+		},
+	}
+}
+
+// headerPlan is a plan with a header route (X-Canary: always) whose first step, of weight 0,
+// holds 5 s, then 50% until promoted.
+func headerPlan() *webappv1.Canary {
+	return &webappv1.Canary{
+		Steps:           []webappv1.CanaryStep{{Weight: 0, PauseSeconds: ptr(int32(5))}, {Weight: 50}},
+		MaxFailedChecks: ptr(int32(1)),
+		HeaderRoute: &webappv1.CanaryHeaderRoute{Matches: []webappv1.HeaderRouteMatch{
+			{Headers: []webappv1.HeaderMatch{{Name: "X-Canary", Value: "always", Type: webappv1.HeaderMatchExact}}},
+		}},
+	}
+}
+
+// withHeader is an observed route r that also sends the header route's requests to the canary.
+func withHeader(r *canary.Route) *canary.Route { r.Header = true; return r }
+
+// headerRouteCases are the cases of a canary with a header route (issue 45): the header rule is
+// in the route only once the canary has a pod available, a step of weight 0 is in place only
+// with it, and it goes with the traffic.
+func headerRouteCases() []transitionCase {
+	header := func(edit func(*canary.Input)) canary.Input {
+		return input(func(in *canary.Input) {
+			in.Plan, in.ServicesObserved = headerPlan(), true
+			if edit != nil {
+				edit(in)
+			}
+		})
+	}
+	return []transitionCase{
+		{
+			name: "header route, a step of weight 0, the canary's pod not available yet: the route splits 100/0 without the header rule, and the Service <name> does not select the canary",
+			in: header(func(in *canary.Input) {
+				in.Last, in.Route = running(webappv1.CanaryProgressing, 0, nil), split(0, true)
+				in.Canary = &canary.Deployment{Replicas: 1, Revision: "new", Total: 1, Updated: 1}
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, resync: time.Minute + 5*time.Second,
+				message: "waiting for 1 canary pod to be available (0 are) before 0% of the traffic and the requests its header route matches go to it"},
+		},
+		{
+			name: "header route, a step of weight 0, the canary's pod available: the route gets the header rule, and still no weight",
+			in: header(func(in *canary.Input) {
+				in.Last, in.Canary, in.Route = running(webappv1.CanaryProgressing, 0, nil), ready(1), split(0, true)
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, headerRoute: true,
+				message: "waiting for the HTTPRoute to send 0% of the traffic and the requests its header route matches to the canary"},
+		},
+		{
+			name: "header route, a step of weight 0: the route seen with the header rule, accepted: the status says so, and the step's pause starts",
+			in: header(func(in *canary.Input) {
+				in.Last, in.Canary, in.Route = running(webappv1.CanaryProgressing, 0, nil), ready(1), withHeader(split(0, true))
+			}),
+			want: want{row: "weight in place at a timed step: its pause starts", phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, headerRoute: true, headerRouted: true,
+				pauseStart: at(time.Minute), resync: 5 * time.Second, message: "Step 1 of 2: 0% of the traffic and the requests its header route matches on the canary, held for 5s"},
+		},
+		{
+			name: "header route, the weight of 0 in place but the header rule not accepted yet: the pause waits",
+			in: header(func(in *canary.Input) {
+				in.Last, in.Canary, in.Route = running(webappv1.CanaryProgressing, 0, nil), ready(1), withHeader(split(0, false))
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, headerRoute: true, headerRouted: true},
+		},
+		{
+			name: "header route, the step of weight 0 over: the next step's 50% waits for its 2 pods, the header rule stays",
+			in: header(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.PauseStartTime, st.HeaderRouted = at(50*time.Second), true })
+				in.Canary, in.Route = ready(1), withHeader(split(0, true))
+			}),
+			want: want{row: "pause over and the latest check passed: the next step", phase: webappv1.CanaryProgressing, step: 1, form: canary.Run, replicas: 2, services: true, split: true, weights: [2]int32{100, 0},
+				headerRoute: true, headerRouted: true, selectsCanary: true, resync: 2 * time.Minute},
+		},
+		{
+			name: "header route at 50%, in place with it: paused until promoted",
+			in: header(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 1, func(st *webappv1.CanaryStatus) { st.HeaderRouted = true })
+				in.Canary, in.Route = ready(2), withHeader(split(50, true))
+			}),
+			want: want{row: "weight in place at a manual step: paused until promoted", phase: webappv1.CanaryPaused, step: 1, form: canary.Run, replicas: 2, services: true, split: true, weights: [2]int32{50, 50},
+				headerRoute: true, headerRouted: true, selectsCanary: true, message: "Step 2 of 2: 50% of the traffic and the requests its header route matches on the canary, paused until it is promoted"},
+		},
+		{
+			name: "header route, aborted at the step of weight 0: the header rule goes with the weight, the canary keeps its pods and no delay runs until the route without it is seen",
+			in: header(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.PauseStartTime, st.HeaderRouted = at(58*time.Second), true })
+				in.Canary, in.Route, in.Abort = ready(1), withHeader(split(0, true)), "new"
+			}),
+			want: want{row: "abort asked", phase: webappv1.CanaryAborted, form: canary.Keep, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, headerRouted: true, pauseStart: at(58 * time.Second),
+				message: "aborted by the webapp.example.com/abort annotation"},
+		},
+		{
+			name: "header route, aborted: the route seen without the header rule, accepted: the status says so, and the scale-down delay starts",
+			in: header(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryAborted, 0, func(st *webappv1.CanaryStatus) { st.HeaderRouted, st.Replicas = true, 1 })
+				in.Canary, in.Route = ready(1), split(0, true)
+			}),
+			want: want{phase: webappv1.CanaryAborted, form: canary.Keep, replicas: 1, services: true, split: true, weights: [2]int32{100, 0}, resync: webappv1.DefaultScaleDownDelaySeconds * time.Second},
+		},
+		{
+			name: "header route, promoting: the header rule stays while the canary takes all the traffic",
+			in: header(func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryPromoting, 1, func(st *webappv1.CanaryStatus) { st.HeaderRouted = true })
+				in.Canary, in.Route = ready(4), withHeader(split(100, true))
+			}),
+			want: want{phase: webappv1.CanaryPromoting, step: 1, form: canary.Run, replicas: 4, services: true, split: true, weights: [2]int32{0, 100}, headerRoute: true, headerRouted: true,
+				selectsCanary: true, resync: webappv1.DefaultScaleDownDelaySeconds * time.Second, message: "the canary has all the traffic"},
+		},
+		{
+			name: "the header route removed from the spec mid-canary: the route drops the rule, and the step's weight is in place only once it has",
+			in: input(func(in *canary.Input) {
+				in.Last, in.ServicesObserved, in.Canary, in.Route = running(webappv1.CanaryProgressing, 0, nil), true, ready(1), withHeader(split(10, true))
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, services: true, split: true, weights: [2]int32{90, 10}, headerRouted: true, selectsCanary: true,
+				message: "waiting for the HTTPRoute to send 10% of the traffic to the canary"},
+		},
+		{
+			name: "header route, the WebApp scaled to zero: the header rule and the weight go in with no pod, as a weight alone does, and the pause starts",
+			in: header(func(in *canary.Input) {
+				in.StableReplicas, in.Last, in.Canary, in.Route = 0, running(webappv1.CanaryProgressing, 0, nil), &canary.Deployment{Revision: "new"}, withHeader(split(0, true))
+			}),
+			want: want{row: "weight in place at a timed step: its pause starts", phase: webappv1.CanaryProgressing, form: canary.Run, services: true, split: true, weights: [2]int32{100, 0}, headerRoute: true, headerRouted: true,
+				pauseStart: at(time.Minute), resync: 5 * time.Second},
+		},
+		{
+			name: "header route without the gateway-api component: a step of weight 0 gives the canary no request, by pod count neither",
+			in: header(func(in *canary.Input) {
+				in.Routed, in.ServicesObserved, in.Last, in.Canary = false, false, running(webappv1.CanaryProgressing, 0, nil), ready(1)
+			}),
+			want: want{row: "weight in place at a timed step: its pause starts", phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 1, pauseStart: at(time.Minute), resync: 5 * time.Second,
+				message: "Step 1 of 2: 0% of the traffic on the canary, held for 5s"},
+		},
+	}
 }
 
 func TestTransitions(t *testing.T) {
@@ -1014,6 +1317,12 @@ func TestTransitions(t *testing.T) {
 				if st.Replicas != w.replicas {
 					t.Errorf("status replicas = %d; want %d", st.Replicas, w.replicas)
 				}
+				if !slices.Equal(st.StableRevisions, w.stableRevisions) {
+					t.Errorf("stableRevisions = %q; want %q", st.StableRevisions, w.stableRevisions)
+				}
+				if st.HeaderRouted != w.headerRouted {
+					t.Errorf("headerRouted = %t; want %t", st.HeaderRouted, w.headerRouted)
+				}
 				switch r := st.Analysis; {
 				case w.analysis == "" && r != nil:
 					t.Errorf("analysis = %+v; want none", *r)
@@ -1029,6 +1338,9 @@ func TestTransitions(t *testing.T) {
 			gotWeights := [2]int32{got.StableWeight, got.CanaryWeight}
 			if got.Split != w.split || gotWeights != w.weights {
 				t.Errorf("split, weights = %t, %v; want %t, %v", got.Split, gotWeights, w.split, w.weights)
+			}
+			if got.HeaderRoute != w.headerRoute {
+				t.Errorf("headerRoute = %t; want %t", got.HeaderRoute, w.headerRoute)
 			}
 			if got.StableTemplate != w.stableTemplate || got.Services != w.services || got.SelectsCanary != w.selectsCanary {
 				t.Errorf("stableTemplate, services, selectsCanary = %t, %t, %t; want %t, %t, %t", got.StableTemplate, got.Services, got.SelectsCanary, w.stableTemplate, w.services, w.selectsCanary)
@@ -1173,5 +1485,146 @@ func TestLeftoverAnnotationsDoNotAct(t *testing.T) {
 				t.Errorf("the next call: status %+v (rows %q); want the new attempt at its first step, its pause started", st, next.Fired)
 			}
 		})
+	}
+}
+
+// TestNoStableTakesTheTemplate: without an observed stable Deployment there is no template to
+// hold, whatever the canary's phase: the output says the stable Deployment takes the spec's, as
+// it is then made with it.
+func TestNoStableTakesTheTemplate(t *testing.T) {
+	for _, p := range append([]webappv1.CanaryPhase{canary.None}, webappv1.CanaryPhases...) {
+		t.Run(string(orNone(p)), func(t *testing.T) {
+			in := input(func(in *canary.Input) {
+				in.Stable, in.ServicesObserved, in.Canary, in.Route = nil, true, ready(1), split(10, true)
+				if p != canary.None {
+					in.Last = running(p, 0, nil)
+				}
+			})
+			if out := canary.Next(in); !out.StableTemplate {
+				t.Errorf("StableTemplate = false (stage %s, rows %q); want true", out.Stage, out.Fired)
+			}
+		})
+	}
+}
+
+// orNone names the phase None "none".
+func orNone(p webappv1.CanaryPhase) webappv1.CanaryPhase {
+	if p == canary.None {
+		return "none"
+	}
+	return p
+}
+
+// blueGreenPlan is the plan of a blue-green release (webappv1.Rollout.Plan) previewed to requests
+// with X-Preview: 1, defaulted (its scale-down delay 30 s), promoted after auto seconds, or by
+// hand when auto is nil.
+func blueGreenPlan(auto *int32) *webappv1.Canary {
+	spec := webappv1.WebAppSpec{Rollout: &webappv1.Rollout{BlueGreen: &webappv1.BlueGreen{
+		Preview:              webappv1.BlueGreenPreview{Matches: []webappv1.HeaderRouteMatch{{Headers: []webappv1.HeaderMatch{{Name: "X-Preview", Value: "1"}}}}},
+		AutoPromotionSeconds: auto,
+	}}}
+	webappv1.Default(&spec)
+	return spec.Rollout.Plan()
+}
+
+// blueGreenCases are the cases of a blue-green release (issue 45): the new version at full size
+// behind its preview, one switch of all the traffic, held through a lost pod and an autoscaler
+// that lowers the idle stable Deployment's count, and an abort within the scale-down delay that
+// switches it all back at once.
+func blueGreenCases() []transitionCase {
+	const delay = webappv1.DefaultBlueGreenScaleDownDelaySeconds * time.Second
+	bg := func(auto *int32, edit func(*canary.Input)) canary.Input {
+		return input(func(in *canary.Input) {
+			in.Plan, in.BlueGreen, in.ServicesObserved = blueGreenPlan(auto), true, true
+			edit(in)
+		})
+	}
+	switched := func(edit func(*webappv1.CanaryStatus)) *webappv1.CanaryStatus {
+		return running(webappv1.CanaryPromoting, 0, func(st *webappv1.CanaryStatus) {
+			st.AllTrafficTime, st.HeaderRouted = at(50*time.Second), true
+			if edit != nil {
+				edit(st)
+			}
+		})
+	}
+	return []transitionCase{
+		{
+			name: "blue-green, the preview scaling up: it runs at the stable's full count, and the preview's header rule goes in with its first pod available, no user's request",
+			in: bg(nil, func(in *canary.Input) {
+				in.Last, in.Route = running(webappv1.CanaryProgressing, 0, nil), split(0, true)
+				in.Canary = &canary.Deployment{Revision: "new", Replicas: 4, Total: 4, Updated: 4, Available: 1}
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 4, services: true, split: true, weights: [2]int32{100, 0}, headerRoute: true, resync: time.Minute,
+				message: "Preview: waiting for 4 canary pods to be available (1 is) before 0% of the traffic and the requests its preview matches go to it"},
+		},
+		{
+			name: "blue-green, the preview on the route with 2 of its 4 pods available: it waits for all of them before it is paused, or its pause starts",
+			in: bg(ptr(int32(20)), func(in *canary.Input) {
+				in.Last, in.Route = running(webappv1.CanaryProgressing, 0, nil), withHeader(split(0, true))
+				in.Canary = &canary.Deployment{Revision: "new", Replicas: 4, Total: 4, Updated: 4, Available: 2}
+			}),
+			want: want{phase: webappv1.CanaryProgressing, form: canary.Run, replicas: 4, services: true, split: true, weights: [2]int32{100, 0}, headerRoute: true, headerRouted: true,
+				resync: time.Minute + 20*time.Second, message: "Preview: waiting for 4 canary pods to be available (2 are)"},
+		},
+		{
+			name: "blue-green, the preview in place at full size, promoted by hand: paused",
+			in: bg(nil, func(in *canary.Input) {
+				in.Last, in.Canary, in.Route = running(webappv1.CanaryProgressing, 0, nil), ready(4), withHeader(split(0, true))
+			}),
+			want: want{row: "weight in place at a manual step: paused until promoted", phase: webappv1.CanaryPaused, form: canary.Run, replicas: 4, services: true, split: true, weights: [2]int32{100, 0},
+				headerRoute: true, headerRouted: true, message: "Preview: 0% of the traffic and the requests its preview matches on the canary, paused until it is promoted"},
+		},
+		{
+			name: "blue-green, promoted: all the traffic switches to the new version at once, not step by step",
+			in: bg(nil, func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryPaused, 0, func(st *webappv1.CanaryStatus) { st.HeaderRouted = true })
+				in.Canary, in.Route, in.Promote = ready(4), withHeader(split(0, true)), "new"
+			}),
+			want: want{row: "promote asked", phase: webappv1.CanaryPromoting, form: canary.Run, replicas: 4, services: true, split: true, weights: [2]int32{0, 100},
+				headerRoute: true, headerRouted: true, selectsCanary: true, message: "Promoting: the canary scales to 4 pods (4 available) and then takes all the traffic"},
+		},
+		{
+			name: "blue-green, after the preview's autoPromotionSeconds: promoted, all the traffic switches at once",
+			in: bg(ptr(int32(20)), func(in *canary.Input) {
+				in.Last = running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) { st.PauseStartTime, st.HeaderRouted = at(30*time.Second), true })
+				in.Canary, in.Route = ready(4), withHeader(split(0, true))
+			}),
+			want: want{row: "pause over and the latest check passed, at the last step: promoting", phase: webappv1.CanaryPromoting, form: canary.Run, replicas: 4, services: true, split: true, weights: [2]int32{0, 100},
+				headerRoute: true, headerRouted: true, selectsCanary: true, pauseStart: at(30 * time.Second)},
+		},
+		{
+			name: "blue-green, switched, a pod of the new version lost: it keeps all the traffic, no user is switched back",
+			in: bg(nil, func(in *canary.Input) {
+				in.Last, in.Route = switched(nil), withHeader(split(100, true))
+				in.Canary = &canary.Deployment{Revision: "new", Replicas: 4, Total: 4, Updated: 4, Available: 3}
+			}),
+			want: want{phase: webappv1.CanaryPromoting, form: canary.Run, replicas: 4, services: true, split: true, weights: [2]int32{0, 100}, headerRoute: true, headerRouted: true,
+				selectsCanary: true, resync: delay - 10*time.Second, message: "the canary has all the traffic"},
+		},
+		{
+			name: "blue-green, switched, the autoscaler lowers the idle stable Deployment to 2: the new version, which has all the traffic, keeps its 4 pods",
+			in: bg(nil, func(in *canary.Input) {
+				in.Last, in.Route, in.Canary, in.StableReplicas = switched(nil), withHeader(split(100, true)), ready(4), 2
+			}),
+			want: want{phase: webappv1.CanaryPromoting, form: canary.Run, replicas: 4, services: true, split: true, weights: [2]int32{0, 100}, headerRoute: true, headerRouted: true,
+				selectsCanary: true, resync: delay - 10*time.Second},
+		},
+		{
+			name: "blue-green, switched, aborted within the scale-down delay: all the traffic goes back to the old version at once, which kept its pods",
+			in: bg(nil, func(in *canary.Input) {
+				in.Last, in.Route, in.Canary, in.Abort = switched(nil), withHeader(split(100, true)), ready(4), "new"
+			}),
+			want: want{row: "abort asked while promoting, before the stable Deployment takes the template", phase: webappv1.CanaryAborted, form: canary.Keep, replicas: 4, services: true, split: true,
+				weights: [2]int32{100, 0}, headerRouted: true, message: "aborted by the webapp.example.com/abort annotation"},
+		},
+		{
+			name: "blue-green, switched for the scale-down delay: the stable Deployment takes the new template while the new version keeps all the traffic",
+			in: bg(nil, func(in *canary.Input) {
+				in.Last = switched(func(st *webappv1.CanaryStatus) { st.AllTrafficTime = at(60*time.Second - delay) })
+				in.Route, in.Canary = withHeader(split(100, true)), ready(4)
+			}),
+			want: want{phase: webappv1.CanaryPromoting, form: canary.Run, replicas: 4, stableTemplate: true, services: true, split: true, weights: [2]int32{0, 100}, headerRoute: true, headerRouted: true,
+				selectsCanary: true, message: "the canary has all the traffic while Deployment shop rolls"},
+		},
 	}
 }

@@ -89,6 +89,38 @@ func TestDue(t *testing.T) {
 // case; a check the edge does not find due is never recorded; and none is while the edge is still
 // measuring it (Input.Measuring). One more case is allowed, and counted apart: the revision
 // differs and no stable Deployment is observed (see below).
+// TestStandsIn checks which earlier check may be judged in the stead of the one due.
+func TestStandsIn(t *testing.T) {
+	step, due := at(0).Time, canary.Span{From: at(0).Time, To: at(53 * time.Second).Time}
+	recorded := func(check time.Duration) *webappv1.CanaryStatus {
+		return running(webappv1.CanaryProgressing, 0, func(st *webappv1.CanaryStatus) {
+			st.Analysis = &webappv1.AnalysisStatus{CheckTime: *at(check), Result: webappv1.CheckInconclusive}
+		})
+	}
+	for _, tc := range []struct {
+		name    string
+		last    *webappv1.CanaryStatus
+		earlier canary.Span
+		want    bool
+	}{
+		{"no status", nil, canary.Span{From: step, To: at(43 * time.Second).Time}, true},
+		{"no record yet", running(webappv1.CanaryProgressing, 0, nil), canary.Span{From: step, To: at(43 * time.Second).Time}, true},
+		{"after the record", recorded(33 * time.Second), canary.Span{From: step, To: at(43 * time.Second).Time}, true},
+		{"the record's own check: it made its record already", recorded(43 * time.Second), canary.Span{From: step, To: at(43 * time.Second).Time}, false},
+		{"before the record", recorded(43 * time.Second), canary.Span{From: step, To: at(33 * time.Second).Time}, false},
+		{"the due check itself", nil, due, false},
+		{"after the due check", nil, canary.Span{From: step, To: at(63 * time.Second).Time}, false},
+		{"of another step", nil, canary.Span{From: at(-time.Minute).Time, To: at(43 * time.Second).Time}, false},
+		{"none", nil, canary.Span{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := canary.StandsIn(tc.last, due, tc.earlier); got != tc.want {
+				t.Errorf("StandsIn(%+v, %v) = %t; want %t", tc.last, tc.earlier, got, tc.want)
+			}
+		})
+	}
+}
+
 func TestEdgeAndTableAgreeOnDue(t *testing.T) {
 	const row = "a check of the analysis is due: what it measured is judged and recorded"
 	phases := append([]webappv1.CanaryPhase{canary.None}, webappv1.CanaryPhases...)
@@ -114,7 +146,7 @@ func TestEdgeAndTableAgreeOnDue(t *testing.T) {
 		newCanary  = "a new template, mid-canary or after an abort"
 		rolledBack = "rolled back: the template is the stable one again"
 	)
-	cases, due, recorded, unused, unrecorded := 0, 0, 0, 0, 0
+	cases, due, recorded, unused, unrecorded, standIns := 0, 0, 0, 0, 0, 0
 	for _, phase := range phases {
 		for _, step := range []int32{0, 2, 5} { // 5: the steps were edited to fewer
 			for _, started := range []bool{true, false} {
@@ -183,6 +215,18 @@ func TestEdgeAndTableAgreeOnDue(t *testing.T) {
 										if out := canary.Next(in); slices.Contains(out.Fired, row) {
 											t.Errorf("%s: recorded a check the edge is still measuring", name)
 										}
+										// The edge offers the step's check an interval before, as it does
+										// while the one due is still being measured, when StandsIn says so.
+										earlier := canary.Span{From: span.From, To: span.To.Add(-in.Plan.Analysis.Interval())}
+										if canary.StandsIn(in.Last, span, earlier) {
+											standIns++
+											in.Measurement, in.Measuring = measured(100, 100, 20), false
+											in.Measurement.Span = earlier
+											out := canary.Next(in)
+											if r := out.Status.Analysis; slices.Contains(out.Fired, row) && (r == nil || !r.CheckTime.Time.Equal(earlier.To) || strings.Contains(r.Message, "another check")) {
+												t.Errorf("%s: recorded %+v for the earlier check the edge offered; want it, at %s", name, r, earlier.To)
+											}
+										}
 									}
 								}
 							}
@@ -192,8 +236,8 @@ func TestEdgeAndTableAgreeOnDue(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d cases: the edge found a check due in %d; the table recorded %d, %d unused as a new canary started or the template rolled back, %d unused with no stable Deployment observed", cases, due, recorded, unused, unrecorded)
-	if recorded == 0 || unused == 0 {
-		t.Errorf("recorded %d, unused %d; want cases of both", recorded, unused)
+	t.Logf("%d cases: the edge found a check due in %d; the table recorded %d, %d unused as a new canary started or the template rolled back, %d unused with no stable Deployment observed; %d offered an earlier check in its stead", cases, due, recorded, unused, unrecorded, standIns)
+	if recorded == 0 || unused == 0 || standIns == 0 {
+		t.Errorf("recorded %d, unused %d, earlier checks offered %d; want cases of each", recorded, unused, standIns)
 	}
 }

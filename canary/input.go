@@ -41,6 +41,12 @@ type Input struct {
 	Name string
 	// Plan is spec.rollout.canary, defaulted and valid; nil when the spec asks for no canary.
 	Plan *webappv1.Canary
+	// BlueGreen is true when Plan is a blueGreen's (webappv1.Rollout.Plan): the new version runs
+	// at the stable's full count from its one step on, the preview, and, once the route is seen
+	// to give it all the traffic while it is promoted, it keeps it: a pod lost then switches no
+	// user back (to a stable Deployment that may be mid-rollout), and a count the autoscaler
+	// lowers then (it scales the stable Deployment, idle since the switch) shrinks it not.
+	BlueGreen bool
 	// Last is status.canary as Metacontroller sent it back; nil before any canary. It is read
 	// even when Plan is nil: the machine itself lets it go.
 	Last *webappv1.CanaryStatus
@@ -71,8 +77,9 @@ type Input struct {
 	// cannot act is named in status.canary.ignoredAnnotations.
 	Promote, Abort, PromoteStep, Retry string
 	// Measurement is what the edge measured for a check of the plan's analysis that Due said
-	// was due at Now; nil when it measured nothing (none was due, or the hook has no
-	// Prometheus). A check that is due and has none is inconclusive.
+	// was due at Now, or for an earlier check of the step that StandsIn for it while the due
+	// one is still being measured; nil when it measured nothing (none was due, or the hook has
+	// no Prometheus). A check that is due and has none is inconclusive.
 	Measurement *Measurement
 	// Measuring is true when the edge has the check that Due says is due still to measure: it is
 	// not judged at this call, and the answer asks for another call in MeasuringRetry.
@@ -89,6 +96,10 @@ type Stable struct {
 	// its controller observed that, and every pod is updated and available, none of an older
 	// template left.
 	Complete bool
+	// RolledOut is true when its rollout of the template it runs, whichever that is, is
+	// complete: its controller observed it, and every pod is updated and available, none of an
+	// older template left. The rollback window remembers such a revision.
+	RolledOut bool
 }
 
 // Deployment is what Next reads of the observed canary Deployment: its annotations, and one
@@ -123,6 +134,9 @@ type Route struct {
 	// Accepted is true when every Gateway it attaches to has accepted its current generation
 	// and resolved its backends.
 	Accepted bool
+	// Header is true when a rule before the weighted one sends the requests that match the
+	// plan's header route, as the spec asks for them now, to <name>-canary alone.
+	Header bool
 }
 
 // Pods is what pod diagnosis shows of the canary's pods.

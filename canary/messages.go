@@ -36,7 +36,7 @@ func (s *state) message(o *Output) string {
 			msg = fmt.Sprintf("Promoting: the canary has all the traffic; Deployment %s takes its template at %s, %s after the route was seen to give it all, as a Gateway may route by the old weights for a while.", s.in.Name, s.next.AllTrafficTime.Add(s.scaleDownDelay()).UTC().Format(time.RFC3339), s.scaleDownDelay())
 			break
 		}
-		msg = fmt.Sprintf("Promoting: the canary scales to %d pods (%d available) and then takes all the traffic.", s.in.StableReplicas, s.available())
+		msg = fmt.Sprintf("Promoting: the canary scales to %d pods (%d available) and then takes all the traffic.", s.fullCount(), s.available())
 	case TakingOver:
 		msg = fmt.Sprintf("Promoting: the canary has all the traffic while Deployment %s rolls to revision %s.", s.in.Name, s.in.Revision)
 	case HandingBack:
@@ -64,23 +64,43 @@ func (s *state) message(o *Output) string {
 // stepMessage says where a canary at a step stands.
 func (s *state) stepMessage() string {
 	step := fmt.Sprintf("Step %d of %d", s.stepIndex()+1, len(s.in.Plan.Steps))
+	if s.in.BlueGreen {
+		step = "Preview"
+	}
 	w, want := s.target(), s.replicasFor(s.target())
 	switch {
 	case s.phase() == webappv1.CanaryPaused:
-		return fmt.Sprintf("%s: %d%% of the traffic on the canary, paused until it is promoted (annotate the WebApp with %s=%s).", step, w, webappv1.AnnotationPromote, webappv1.AttemptValue(s.next.Revision, s.next.Attempt))
+		return fmt.Sprintf("%s: %d%% of the traffic%s on the canary, paused until it is promoted (annotate the WebApp with %s=%s).", step, w, s.andHeaders(), webappv1.AnnotationPromote, webappv1.AttemptValue(s.next.Revision, s.next.Attempt))
 	case s.next.PauseStartTime != nil:
 		d, _ := s.pause()
-		msg := fmt.Sprintf("%s: %d%% of the traffic on the canary, held for %s from %s", step, w, d, s.next.PauseStartTime.UTC().Format(time.RFC3339))
+		msg := fmt.Sprintf("%s: %d%% of the traffic%s on the canary, held for %s from %s", step, w, s.andHeaders(), d, s.next.PauseStartTime.UTC().Format(time.RFC3339))
 		if !s.in.Now.Before(s.next.PauseStartTime.Add(d)) && !s.analysisPassed() {
 			msg += "; the pause is over, and the step goes on after a check passes"
 		}
 		return msg + "."
 	case s.available() < want || s.in.Canary == nil || s.in.Canary.Replicas < want:
-		return fmt.Sprintf("%s: waiting for %d canary %s to be available (%d %s) before %d%% of the traffic goes to it.", step, want, english.Plural(want, "pod", "pods"), s.available(), english.Plural(s.available(), "is", "are"), w)
+		goes := "goes"
+		if s.andHeaders() != "" {
+			goes = "go"
+		}
+		return fmt.Sprintf("%s: waiting for %d canary %s to be available (%d %s) before %d%% of the traffic%s %s to it.", step, want, english.Plural(want, "pod", "pods"), s.available(), english.Plural(s.available(), "is", "are"), w, s.andHeaders(), goes)
 	case s.in.Routed:
-		return fmt.Sprintf("%s: waiting for the HTTPRoute to send %d%% of the traffic to the canary and for its Gateways to accept it.", step, w)
+		return fmt.Sprintf("%s: waiting for the HTTPRoute to send %d%% of the traffic%s to the canary and for its Gateways to accept it.", step, w, s.andHeaders())
 	}
-	return fmt.Sprintf("%s: %d%% of the traffic on the canary.", step, w)
+	return fmt.Sprintf("%s: %d%% of the traffic%s on the canary.", step, w, s.andHeaders())
+}
+
+// andHeaders is what a step sends the canary besides its weight: " and the requests its header
+// route matches" with a header route and a route, "" otherwise. A constant, so that a message of
+// a canary without a header route costs nothing more.
+func (s *state) andHeaders() string {
+	switch {
+	case s.headerRoute() && s.in.Routed && s.in.BlueGreen:
+		return " and the requests its preview matches"
+	case s.headerRoute() && s.in.Routed:
+		return " and the requests its header route matches"
+	}
+	return ""
 }
 
 // endMessage says how the last canary ended.
@@ -89,6 +109,10 @@ func (s *state) endMessage() string {
 	case webappv1.CanaryPromoted:
 		return fmt.Sprintf("Revision %s was promoted: the stable Deployment runs it.", s.next.Revision)
 	case webappv1.CanaryRolledBack:
+		if s.next.Revision == s.in.Revision && s.in.Plan != nil && s.in.Plan.RollbackWindow != nil { // rollBackWithinWindow's
+			return fmt.Sprintf("Rolled back to revision %s without a canary: the stable Deployment ran it within spec.rollout.%s.rollbackWindow (its last %s before the one it runs), and goes back to it as a Deployment rolls.",
+				s.next.Revision, s.way(), english.Count(s.in.Plan.RollbackWindow.Revisions, "revision"))
+		}
 		return fmt.Sprintf("Revision %s was rolled back: the pod template is the stable one again.", s.next.Revision)
 	case webappv1.CanaryAborted:
 		if last := s.in.Last; last != nil && last.Phase == webappv1.CanaryAborted && last.Revision == s.next.Revision && last.Message != "" {
@@ -121,4 +145,12 @@ func (s *state) analysisMessage(r *webappv1.AnalysisStatus) string {
 		msg = fmt.Sprintf("Check at %s: %s", r.CheckTime.UTC().Format(time.TimeOnly), msg)
 	}
 	return msg + "."
+}
+
+// way is the field of spec.rollout the plan is: "canary", or "blueGreen".
+func (s *state) way() string {
+	if s.in.BlueGreen {
+		return "blueGreen"
+	}
+	return "canary"
 }

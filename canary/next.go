@@ -25,6 +25,14 @@ type state struct {
 	// decisive is true when the check this call recorded failed a built-in metric's sequential
 	// test: the row "the analysis shows the canary outside its threshold" aborts at once.
 	decisive bool
+	// behind is true when the check this call recorded is an earlier one that stood in for the
+	// one due (StandsIn) and found something new: the one due is judged at a call a moment later.
+	behind bool
+	// reached is the stage the canary reached, with its children (stage), once computed
+	// (hasReached); every row that fires drops it, as it may change the phase or what a stage
+	// reads.
+	reached    Output
+	hasReached bool
 }
 
 // Next reads Transitions for in, and returns the next canary status and what the children
@@ -41,6 +49,7 @@ func Next(in Input) Output {
 		if r.Kind == Move && moved || !slices.Contains(r.From, s.phase()) || r.When != nil && !r.When(s) {
 			continue
 		}
+		s.hasReached = false
 		if r.Do != nil {
 			r.Do(s)
 		}
@@ -49,7 +58,10 @@ func Next(in Input) Output {
 		}
 		fired = append(fired, r.Name)
 	}
-	o := s.children()
+	o := s.stage()
+	if in.Stable == nil {
+		o.StableTemplate = true // none observed: it is made with the template as it is
+	}
 	o.Fired = fired
 	o.Annotations = s.deploymentAnnotations(&o)
 	if s.phase() != None {
@@ -62,6 +74,16 @@ func Next(in Input) Output {
 		o.Condition = s.condition()
 	}
 	return o
+}
+
+// stage is the stage the canary reached, with what the children are in it (children), computed
+// once a call: the last row, describe, asks for it after every row that changes the status, and
+// Next answers with the same. A row that fired since drops it (Next), so that it is never stale.
+func (s *state) stage() Output {
+	if !s.hasReached {
+		s.reached, s.hasReached = s.children(), true
+	}
+	return s.reached
 }
 
 // children is the stage the canary is in, with what the children are in it (Stages).
@@ -127,9 +149,9 @@ func (s *state) phase() webappv1.CanaryPhase { return s.next.Phase }
 // names reports whether an annotation's value v names the spec's revision.
 func (s *state) names(v string) bool { return v != "" && v == s.in.Revision }
 
-// stepIndex is the index of the step the canary is at: the last one when the steps were edited
-// to fewer. step is that step, and atLastStep whether it is the last.
-func (s *state) stepIndex() int            { return min(int(s.next.Step), len(s.in.Plan.Steps)-1) }
+// stepIndex is the index of the step the canary is at (StepIndex). step is that step, and
+// atLastStep whether it is the last.
+func (s *state) stepIndex() int            { return StepIndex(s.in.Plan, &s.next) }
 func (s *state) step() webappv1.CanaryStep { return s.in.Plan.Steps[s.stepIndex()] }
 func (s *state) atLastStep() bool          { return s.stepIndex() == len(s.in.Plan.Steps)-1 }
 
@@ -155,13 +177,46 @@ func (s *state) stableRolled() bool {
 func (s *state) routeSplit() bool { return s.in.Routed && s.in.Route != nil && s.in.Route.Split }
 
 // replicasFor is the canary's pod count for weight: ceil(weight × stable replicas / 100), at
-// least 1, and 0 when the WebApp is scaled to zero.
+// least 1, and 0 when the WebApp is scaled to zero. A blue-green release's is the stable
+// replicas at every weight: its preview runs at full size.
 func (s *state) replicasFor(weight int32) int32 {
 	n := s.in.StableReplicas
-	if n <= 0 {
+	switch {
+	case n <= 0:
 		return 0
+	case s.in.BlueGreen:
+		return n
 	}
 	return max(1, int32((int64(weight)*int64(n)+99)/100))
+}
+
+// onePod is 1, the canary pods the header route waits for, and 0 when the WebApp is scaled to
+// zero.
+func (s *state) onePod() int32 { return min(1, max(s.in.StableReplicas, 0)) }
+
+// fullCount is the canary's pod count while it is promoted: the stable Deployment's full count;
+// for a blue-green release, no fewer than it runs already, since once it has all the traffic
+// the autoscaler scales the idle stable Deployment, not it (switched).
+func (s *state) fullCount() int32 {
+	if c := s.in.Canary; s.in.BlueGreen && c != nil && c.Revision == s.in.Revision {
+		return max(s.in.StableReplicas, c.Replicas)
+	}
+	return s.in.StableReplicas
+}
+
+// previewUp reports whether a blue-green release's preview has all its pods available, as its
+// step needs before its pause starts or it waits for a person: testers try the whole new
+// version, as Argo Rollouts counts autoPromotionSeconds from a fully available preview. Always
+// true for a canary, whose step is in place once its weight is.
+func (s *state) previewUp() bool {
+	return !s.in.BlueGreen || s.available() >= s.replicasFor(s.target())
+}
+
+// switched reports whether a blue-green release has all the traffic, promoted: the route was
+// seen to give it all, accepted (status.canary.allTrafficTime). From then on it keeps it until
+// the traffic goes back to the stable Deployment, rolled.
+func (s *state) switched() bool {
+	return s.in.BlueGreen && s.phase() == webappv1.CanaryPromoting && s.next.AllTrafficTime != nil
 }
 
 // available is how many of the canary's pods are available and of its revision: none until its
@@ -179,12 +234,11 @@ func (s *state) available() int32 {
 	return c.Available
 }
 
-// target is the weight the canary's phase asks for: its step's, or 100 while promoting.
+// target is the weight the canary's phase asks for (Target): its step's, or 100 while
+// promoting. Only those phases ask for it.
 func (s *state) target() int32 {
-	if s.phase() == webappv1.CanaryPromoting {
-		return 100
-	}
-	return s.step().Weight
+	w, _ := Target(s.in.Plan, &s.next)
+	return w
 }
 
 // safeWeight is the largest weight, among those of the steps reached so far (and 100 while
@@ -209,15 +263,24 @@ func (s *state) safeWeight() int32 {
 	return safe
 }
 
-// inPlace reports whether weight w is in place: the observed route carries it and its Gateways
-// accepted it, or, without a route, the canary's pods for it are available.
+// inPlace reports whether weight w is in place: the observed route carries it, and the header
+// route when the plan has one, and its Gateways accepted it; or, without a route, the canary's
+// pods for it are available.
 func (s *state) inPlace(w int32) bool {
 	if !s.in.Routed {
 		return s.safeWeight() >= w
 	}
 	r := s.in.Route
-	return r != nil && r.Split && r.Accepted && r.CanaryWeight == w && r.StableWeight == 100-w
+	return r != nil && r.Split && r.Accepted && r.CanaryWeight == w && r.StableWeight == 100-w && r.Header == s.headerRoute()
 }
+
+// headerRoute reports whether the plan has a header route: while the canary serves, the route
+// sends the requests that match it to the canary, once the canary has a pod available.
+func (s *state) headerRoute() bool { return s.in.Plan != nil && s.in.Plan.HeaderRoute != nil }
+
+// headerRouted reports whether the observed route sends the header route's requests to the
+// canary (status.canary.headerRouted).
+func (s *state) headerRouted() bool { return s.in.Routed && s.in.Route != nil && s.in.Route.Header }
 
 // stableTakesTemplate reports whether, in a promotion, the stable Deployment takes (or has
 // taken) the template: once the canary has all the traffic. From then on the stable rolls, and
@@ -230,19 +293,15 @@ func (s *state) stableTakesTemplate() bool {
 func (s *state) allTraffic() bool { return s.in.Routed && s.inPlace(100) }
 
 // noTraffic reports whether the observed route gives the canary none of the traffic, accepted:
-// it splits 100/0, or sends it all to the Service <name> again.
+// it splits 100/0, or sends it all to the Service <name> again, and sends it no header route's
+// requests.
 func (s *state) noTraffic() bool {
 	r := s.in.Route
-	return s.in.Routed && r != nil && r.Accepted && (!r.Split || r.CanaryWeight == 0)
+	return s.in.Routed && r != nil && r.Accepted && (!r.Split || r.CanaryWeight == 0) && !r.Header
 }
 
-// scaleDownDelay is the plan's scaleDownDelaySeconds, or its default without a plan.
-func (s *state) scaleDownDelay() time.Duration {
-	if p := s.in.Plan; p != nil && p.ScaleDownDelaySeconds != nil {
-		return time.Duration(*p.ScaleDownDelaySeconds) * time.Second
-	}
-	return webappv1.DefaultScaleDownDelaySeconds * time.Second
-}
+// scaleDownDelay is the plan's scaleDownDelaySeconds, or its default (ScaleDownDelay).
+func (s *state) scaleDownDelay() time.Duration { return ScaleDownDelay(s.in.Plan) }
 
 // delayedTakeOver reports whether the stable Deployment waits for the scale-down delay before it
 // takes the template: promoting, the route gives the canary all the traffic, but not for long
@@ -254,10 +313,10 @@ func (s *state) delayedTakeOver() bool {
 
 // delayedScaleDown reports whether the canary keeps its pods for the scale-down delay: the route
 // gives it none of the traffic, but not for long enough yet; promoting, once the route is back
-// on the Service <name>, and otherwise while it splits 100/0.
+// on the Service <name>, and otherwise while it splits 100/0 without the header route.
 func (s *state) delayedScaleDown() bool {
 	c := s.in.Canary
-	if c == nil || c.ScaledDown || s.settled(s.next.NoTrafficTime) {
+	if c == nil || c.ScaledDown || s.settled(s.next.NoTrafficTime) || s.in.Route != nil && s.in.Route.Header {
 		return false
 	}
 	if s.phase() == webappv1.CanaryPromoting {
@@ -267,30 +326,21 @@ func (s *state) delayedScaleDown() bool {
 }
 
 // settled reports whether the scale-down delay has passed since at, when the route was seen to
-// take traffic away from pods: only then may they go. Without a route there is no Gateway to
-// wait for, and without a status (the spec no longer asks for a canary) no time to count from:
-// both are settled at once.
+// take traffic away from pods: only then may they go (delayOver). Without a route there is no
+// Gateway to wait for, and without a status (the spec no longer asks for a canary) no time to
+// count from: both are settled at once.
 func (s *state) settled(at *metav1.Time) bool {
-	if !s.in.Routed || s.phase() == None {
-		return true
-	}
-	return at != nil && !s.in.Now.Before(at.Add(s.scaleDownDelay()))
+	return s.phase() == None || delayOver(s.in.Plan, s.in.Routed, at, s.in.Now)
 }
 
 // pause is the step's pauseSeconds as a duration, and whether the step is timed.
-func (s *state) pause() (time.Duration, bool) {
-	st := s.step()
-	if st.Kind() != webappv1.StepTimed {
-		return 0, false
-	}
-	return time.Duration(*st.PauseSeconds) * time.Second, true
-}
+func (s *state) pause() (time.Duration, bool) { return pauseOf(s.step()) }
 
-// pauseOver reports whether the step's pause has run out, and, with an analysis, its latest
-// check passed.
+// pauseOver reports whether the step's pause has run out (PauseEnd), and, with an analysis, its
+// latest check passed (AnalysisPassed).
 func (s *state) pauseOver() bool {
-	d, ok := s.pause()
-	return ok && s.next.PauseStartTime != nil && !s.in.Now.Before(s.next.PauseStartTime.Add(d)) && s.analysisPassed()
+	end, ok := PauseEnd(s.in.Plan, &s.next)
+	return ok && !s.in.Now.Before(end) && s.analysisPassed()
 }
 
 // availableBy is when the canary's pods must all be available: the step's pauseSeconds plus
@@ -319,12 +369,11 @@ func (s *state) timer() time.Duration {
 	if s.delayedScaleDown() {
 		at = append(at, s.next.NoTrafficTime.Add(s.scaleDownDelay()))
 	}
-	if !slices.Contains(atAStep, s.phase()) {
+	if !AtAStep(s.phase()) {
 		return soonest(at, s.in.Now)
 	}
-	d, ok := s.pause()
-	if ok && s.next.PauseStartTime != nil {
-		at = append(at, s.next.PauseStartTime.Add(d))
+	if t, ok := PauseEnd(s.in.Plan, &s.next); ok {
+		at = append(at, t)
 	}
 	if t, ok := s.availableBy(); ok && s.available() < s.replicasFor(s.target()) {
 		at = append(at, t)
@@ -364,6 +413,7 @@ func clone(st *webappv1.CanaryStatus) webappv1.CanaryStatus {
 		c.Weight = &w
 	}
 	c.IgnoredAnnotations = slices.Clone(c.IgnoredAnnotations)
+	c.StableRevisions = slices.Clone(c.StableRevisions)
 	c.Analysis = cloneAnalysis(c.Analysis)
 	return c
 }

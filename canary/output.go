@@ -35,13 +35,17 @@ type Output struct {
 	// the machine's decisions (AnnotationRevision, AnnotationAborted, AnnotationPromoting,
 	// AnnotationRetries, AnnotationAttempt).
 	Annotations map[string]string
-	// StableTemplate is true when the stable Deployment takes the template the spec asks for;
-	// false keeps it as observed (its replicas aside).
+	// StableTemplate is true when the stable Deployment takes the template the spec asks for,
+	// as it always does when none is observed (Input.Stable nil); false holds it as observed
+	// (its replicas aside).
 	StableTemplate bool
 	// Split is true when the route sends StableWeight to <name>-stable and CanaryWeight to
 	// <name>-canary; false sends it all to <name>, as without a canary.
 	Split                      bool
 	StableWeight, CanaryWeight int32
+	// HeaderRoute is true, only with Split, when the route sends the requests that match the
+	// plan's header route to <name>-canary alone, in a rule before the weighted one.
+	HeaderRoute bool
 	// Services is true when the Services <name>-stable and <name>-canary should exist.
 	Services bool
 	// SelectsCanary is true when the Service <name> selects the canary's pods as well as the

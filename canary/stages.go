@@ -74,8 +74,10 @@ func stableRolled(s *state) bool { return s.stableRolled() }
 
 func routeSplit(s *state) bool { return s.routeSplit() }
 
+// canaryHasWeight: the observed route still sends the canary some of the traffic, by weight or
+// by its header route.
 func canaryHasWeight(s *state) bool {
-	return s.in.Canary != nil && s.routeSplit() && s.in.Route.CanaryWeight > 0
+	return s.in.Canary != nil && s.routeSplit() && (s.in.Route.CanaryWeight > 0 || s.in.Route.Header)
 }
 
 func canaryHasPods(s *state) bool { return s.in.Canary != nil && !s.in.Canary.ScaledDown }
@@ -91,16 +93,16 @@ func windingDownNow(s *state) bool { return canaryHasWeight(s) || s.delayedScale
 
 func atStep(s *state) Output { return s.serve(s.replicasFor(s.target()), false) }
 
-func scalingUp(s *state) Output { return s.serve(s.in.StableReplicas, false) }
+func scalingUp(s *state) Output { return s.serve(s.fullCount(), false) }
 
 func takingOver(s *state) Output {
-	o := s.serve(s.in.StableReplicas, false)
+	o := s.serve(s.fullCount(), false)
 	o.StableTemplate = true
 	return o
 }
 
 func handingBack(s *state) Output {
-	o := s.serve(s.in.StableReplicas, true)
+	o := s.serve(s.fullCount(), true)
 	o.StableTemplate = true
 	return o
 }
@@ -144,8 +146,11 @@ func done(s *state) Output {
 
 // serve is what the children are while the canary runs with replicas pods: the route split
 // between the Services by the weight the canary's available pods cover (none before they are
-// observed). back is true once the traffic goes back to the stable Deployment, in the last
-// stages of a promotion.
+// observed), with the plan's header route once the canary has a pod available (at once when the
+// WebApp is scaled to zero, as a weight is). back is true once
+// the traffic goes back to the stable Deployment, in the last stages of a promotion. The Service
+// <name> selects the canary's pods too only while the canary is asked for some weight: at a step
+// of weight 0 no user reaches it. A blue-green release, once switched, keeps all the traffic.
 func (s *state) serve(replicas int32, back bool) Output {
 	in := s.in
 	o := Output{Form: Run, Replicas: replicas, Serving: true}
@@ -153,9 +158,13 @@ func (s *state) serve(replicas int32, back bool) Output {
 		o.Services = !back || s.routeSplit()
 		if in.ServicesObserved && !back {
 			w := s.safeWeight()
+			if s.switched() {
+				w = 100
+			}
 			o.Split, o.StableWeight, o.CanaryWeight = true, 100-w, w
+			o.HeaderRoute = s.headerRoute() && s.runsRevision() && s.available() >= s.onePod()
 		}
 	}
-	o.SelectsCanary = !back && (!in.Routed || s.routeSplit())
+	o.SelectsCanary = !back && (!in.Routed || s.routeSplit()) && s.target() > 0
 	return o
 }

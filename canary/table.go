@@ -58,8 +58,8 @@ var (
 // to bottom, each row seeing what the rows above it did: a Record row fires whenever its phase
 // and guard match; of the Move rows, only the first whose phase and guard match fires. Every
 // change of the canary status is made by a row. What the children are follows from the phase
-// reached and the observations (Stages). The last row, describe, reads those children: it stays
-// last, so that what it describes is what Next answers.
+// reached and the observations (Stages), computed once a call: the last row, describe, reads
+// them, and Next answers with the same (state.stage).
 var Transitions = []Row{
 	{Name: "the spec no longer asks for a canary: its status goes", Kind: Move,
 		From: anyPhase, When: noPlan, To: None, Do: forget},
@@ -71,6 +71,8 @@ var Transitions = []Row{
 		From: atAStep, When: sameRevision, Do: runChecks},
 	{Name: "rolled back: the template is the stable one again", Kind: Move,
 		From: append(slices.Clip(serving), webappv1.CanaryAborted), When: rolledBack, To: webappv1.CanaryRolledBack},
+	{Name: "a revision the stable Deployment ran within the rollback window: it goes back to it, without a canary", Kind: Move,
+		From: webappv1.CanaryPhases, When: withinRollbackWindow, To: webappv1.CanaryRolledBack, Do: rollBackWithinWindow},
 	{Name: "a new template, before any canary or after one ended", Kind: Move,
 		From: []webappv1.CanaryPhase{None, webappv1.CanaryPromoted, webappv1.CanaryRolledBack}, When: differsFromStable, To: webappv1.CanaryProgressing, Do: start},
 	{Name: "a new template, mid-canary or after an abort", Kind: Move,
@@ -115,6 +117,10 @@ var Transitions = []Row{
 		From: atAStep, When: scaledUpWithinStep, Do: noteScaleTime},
 	{Name: "the route is first seen to give the canary all the traffic, or none: the time is recorded, for the scale-down delay", Kind: Record,
 		From: append(slices.Clip(ended), webappv1.CanaryPromoting), When: trafficShifted, Do: noteTrafficShift},
+	{Name: "the stable Deployment is seen to run a revision, rolled out, that the rollback window does not list first: it is listed first", Kind: Record,
+		From: webappv1.CanaryPhases, When: stableRevisionsChanged, Do: noteStableRevisions},
+	{Name: "the route is first seen to send the header route's requests to the canary, or no longer: the status says so", Kind: Record,
+		From: webappv1.CanaryPhases, When: headerRoutedChanged, Do: noteHeaderRouted},
 	{Name: "the annotations that cannot act on this canary are not those the status names: it names them, and why", Kind: Record,
 		From: webappv1.CanaryPhases, When: ignoredChanged, Do: noteIgnored},
 	{Name: "the status says where the canary stands: its weight, its pods and a message", Kind: Record,
@@ -140,6 +146,35 @@ func differsFromStable(s *state) bool {
 }
 
 func newRevision(s *state) bool { return differsFromStable(s) && s.next.Revision != s.in.Revision }
+
+// withinRollbackWindow: the spec asks for a revision the stable Deployment ran within the
+// rollback window, and the stable Deployment does not run it (WithinRollbackWindow). Or it runs
+// it already while the status still names the revision listed first, the one it ran before,
+// within whose window the spec's is: a rollback whose status was lost, since Metacontroller
+// wrote the answer of a call that saw the parent as it was before that rollback's status (an
+// older parent) after it. Without this the status would say, for ever, that the stable
+// Deployment runs the revision it left.
+func withinRollbackWindow(s *state) bool {
+	if differsFromStable(s) {
+		return WithinRollbackWindow(s.in.Plan, &s.next, s.in.Stable.Revision, s.in.Revision)
+	}
+	lost := s.in.Stable != nil && s.next.Revision != s.in.Revision && len(s.next.StableRevisions) > 0 && s.next.StableRevisions[0] == s.next.Revision
+	return lost && WithinRollbackWindow(s.in.Plan, &s.next, s.next.Revision, s.in.Revision)
+}
+
+func stableRevisionsChanged(s *state) bool {
+	return !slices.Equal(s.stableRevisions(), s.next.StableRevisions)
+}
+
+// stableRevisions is what status.canary.stableRevisions becomes at this call (StableRevisions).
+func (s *state) stableRevisions() []string {
+	var stable string
+	var rolledOut bool
+	if st := s.in.Stable; st != nil {
+		stable, rolledOut = st.Revision, st.RolledOut
+	}
+	return StableRevisions(s.in.Plan, &s.next, stable, rolledOut)
+}
 
 // abortedBefore: the canary Deployment records an abort of this revision, in this attempt or a
 // later one (a retry since takes it back: the retried attempt is later).
@@ -226,11 +261,11 @@ func promotingBefore(s *state) bool {
 }
 
 func pauseStarts(s *state) bool {
-	return s.step().Kind() == webappv1.StepTimed && s.next.PauseStartTime == nil && s.inPlace(s.target())
+	return s.step().Kind() == webappv1.StepTimed && s.next.PauseStartTime == nil && s.inPlace(s.target()) && s.previewUp()
 }
 
 func waitsForPerson(s *state) bool {
-	return s.step().Kind() == webappv1.StepManual && s.inPlace(s.target())
+	return s.step().Kind() == webappv1.StepManual && s.inPlace(s.target()) && s.previewUp()
 }
 
 func pauseOverBeforeLast(s *state) bool { return s.pauseOver() && !s.atLastStep() }
@@ -253,16 +288,30 @@ func trafficShifted(s *state) bool {
 
 func ignoredChanged(s *state) bool { return !slices.Equal(s.ignored(), s.next.IgnoredAnnotations) }
 
+func headerRoutedChanged(s *state) bool { return s.next.HeaderRouted != s.headerRouted() }
+
 // The steps of the table: what a row changes besides the phase.
 
 func forget(s *state) { s.next = webappv1.CanaryStatus{} }
 
 func recordTemplateGeneration(s *state) { s.next.TemplateGeneration = s.in.Canary.Generation }
 
-// start starts a new attempt of the spec's revision, numbered by nextAttempt.
+// start starts a new attempt of the spec's revision, numbered by nextAttempt. The rollback
+// window's revisions are kept: they are the stable Deployment's, not the canary's.
 func start(s *state) {
 	now := s.now()
-	s.next = webappv1.CanaryStatus{Revision: s.in.Revision, Attempt: s.nextAttempt(), StepStartTime: &now, Restarts: s.in.Pods.Restarts}
+	s.next = webappv1.CanaryStatus{Revision: s.in.Revision, Attempt: s.nextAttempt(), StepStartTime: &now, Restarts: s.in.Pods.Restarts, StableRevisions: s.next.StableRevisions}
+	s.verdict = ""
+}
+
+// rollBackWithinWindow rolls back to the spec's revision, which the stable Deployment ran within
+// the rollback window: the status names it, as a rollback's, and keeps the window's revisions;
+// one that names it already is kept as it is.
+func rollBackWithinWindow(s *state) {
+	if s.next.Phase == webappv1.CanaryRolledBack && s.next.Revision == s.in.Revision {
+		return
+	}
+	s.next = webappv1.CanaryStatus{Revision: s.in.Revision, StableRevisions: s.next.StableRevisions}
 	s.verdict = ""
 }
 
@@ -311,6 +360,10 @@ func noteScaleTime(s *state) { now := s.now(); s.next.ScaleTime = &now }
 
 func noteIgnored(s *state) { s.next.IgnoredAnnotations = s.ignored() }
 
+func noteHeaderRouted(s *state) { s.next.HeaderRouted = s.headerRouted() }
+
+func noteStableRevisions(s *state) { s.next.StableRevisions = s.stableRevisions() }
+
 // noteTrafficShift records when the route was first seen to give the canary all the traffic,
 // and when none, and forgets each once the route no longer does.
 func noteTrafficShift(s *state) {
@@ -356,9 +409,9 @@ func runChecks(s *state) {
 }
 
 // describe completes the status with what the stage shows: the canary's weight and pods, and a
-// message.
+// message. No stage reads what it changes.
 func describe(s *state) {
-	o := s.children()
+	o := s.stage()
 	s.next.Weight = s.weight(&o)
 	switch o.Form {
 	case Run:

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/canary"
 )
 
 // The commands that act on a canary by an annotation of api/v1 that names its attempt:
@@ -263,7 +264,7 @@ so that it would decide otherwise.`,
 func canaryOf(wa *webappv1.WebApp) (*webappv1.CanaryStatus, error) {
 	st := &wa.Status
 	cs := st.Canary
-	planned := wa.Spec.Rollout != nil && wa.Spec.Rollout.Canary != nil
+	planned := wa.Spec.Rollout.Plan() != nil
 	switch {
 	case wa.Generation > st.ObservedGeneration:
 		return nil, refuseOn(wa, "its status is of generation %d of its spec, which is at generation %d: the hook has not answered for the latest spec yet, and another revision may be on its way; try again in a moment", st.ObservedGeneration, wa.Generation)
@@ -277,15 +278,17 @@ func canaryOf(wa *webappv1.WebApp) (*webappv1.CanaryStatus, error) {
 	return cs, nil
 }
 
-// atStep is a canary's step index among steps (the last one when the steps were edited to
-// fewer), and its number of steps.
+// atStep is the index of the step a canary is at (canary.StepIndex), and its number of steps.
 func atStep(wa *webappv1.WebApp, cs *webappv1.CanaryStatus) (cur, n int) {
-	n = len(wa.Spec.Rollout.Canary.Steps)
-	return min(int(cs.Step), n-1), n
+	plan := wa.Spec.Rollout.Plan()
+	return canary.StepIndex(plan, cs), len(plan.Steps)
 }
 
 // notAtStep is the refusal of an action that needs the canary at a step, in a phase that is not.
 func notAtStep(wa *webappv1.WebApp, cs *webappv1.CanaryStatus, what string) error {
+	if err := noCanaryRan(wa, cs, what); err != nil {
+		return err
+	}
 	rev := canaryName(cs)
 	switch cs.Phase {
 	case webappv1.CanaryPromoting:
@@ -300,6 +303,16 @@ func notAtStep(wa *webappv1.WebApp, cs *webappv1.CanaryStatus, what string) erro
 	return refuseOn(wa, "%s is %s: nothing to %s", rev, cs.Phase, what)
 }
 
+// noCanaryRan is the refusal of an action on a canary when the status is a rollback within the
+// rollback window (canary.RolledBackWithinWindow), whose revision is the one the stable
+// Deployment went back to, no canary's; nil for any other status.
+func noCanaryRan(wa *webappv1.WebApp, cs *webappv1.CanaryStatus, what string) error {
+	if !canary.RolledBackWithinWindow(cs) {
+		return nil
+	}
+	return refuseOn(wa, "no canary: the stable Deployment went back to revision %s within the rollback window: nothing to %s (kubectl webapp set image starts a new canary)", cs.Revision, what)
+}
+
 // promotion decides promote: the current step ends (AnnotationPromoteStep), or with full the
 // canary is promoted (AnnotationPromote).
 func promotion(wa *webappv1.WebApp, full bool) (*action, error) {
@@ -307,7 +320,7 @@ func promotion(wa *webappv1.WebApp, full bool) (*action, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cs.Phase != webappv1.CanaryProgressing && cs.Phase != webappv1.CanaryPaused {
+	if !canary.AtAStep(cs.Phase) {
 		return nil, notAtStep(wa, cs, "promote")
 	}
 	cur, n := atStep(wa, cs)
@@ -324,10 +337,11 @@ func promotion(wa *webappv1.WebApp, full bool) (*action, error) {
 		if cur+1 < n {
 			skipped = fmt.Sprintf("steps %d to %d of %d skipped", cur+1, n, n)
 		}
-		return &action{
-			patch: annotations(map[string]any{webappv1.AnnotationPromote: v}),
-			done:  fmt.Sprintf("%s: promoting %s fully (%s)", who(wa), rev, skipped),
-		}, nil
+		done := fmt.Sprintf("%s: promoting %s fully (%s)", who(wa), rev, skipped)
+		if wa.Spec.Rollout.IsBlueGreen() {
+			done = switchDone(wa, rev)
+		}
+		return &action{patch: annotations(map[string]any{webappv1.AnnotationPromote: v}), done: done}, nil
 	}
 	v, err := value(wa, webappv1.AnnotationPromoteStep, webappv1.PromoteStepValue(cs.Revision, cs.Attempt, cs.Step))
 	if err != nil {
@@ -337,10 +351,18 @@ func promotion(wa *webappv1.WebApp, full bool) (*action, error) {
 		return nil, refuseOn(wa, "step %d of %s is already asked to end (%s=%s); the hook has not acted on it yet", cur+1, rev, webappv1.AnnotationPromoteStep, wa.Annotations[webappv1.AnnotationPromoteStep])
 	}
 	done := fmt.Sprintf("%s: promoting %s (step %d of %d, the last, skipped)", who(wa), rev, cur+1, n)
-	if cur+1 < n {
-		done = fmt.Sprintf("%s: %s goes on to step %d of %d (%d%%): step %d skipped", who(wa), rev, cur+2, n, wa.Spec.Rollout.Canary.Steps[cur+1].Weight, cur+1)
+	switch {
+	case wa.Spec.Rollout.IsBlueGreen():
+		done = switchDone(wa, rev)
+	case cur+1 < n:
+		done = fmt.Sprintf("%s: %s goes on to step %d of %d (%d%%): step %d skipped", who(wa), rev, cur+2, n, wa.Spec.Rollout.Plan().Steps[cur+1].Weight, cur+1)
 	}
 	return &action{patch: annotations(map[string]any{webappv1.AnnotationPromoteStep: v}), done: done}, nil
+}
+
+// switchDone is what promote says of a blue-green release at its preview: the one switch.
+func switchDone(wa *webappv1.WebApp, rev string) string {
+	return fmt.Sprintf("%s: promoting %s: all the traffic switches to it at once", who(wa), rev)
 }
 
 // abortion decides abort, at now.
@@ -350,15 +372,12 @@ func abortion(wa *webappv1.WebApp, now time.Time) (*action, error) {
 		return nil, err
 	}
 	rev := canaryName(cs)
-	switch cs.Phase {
-	case webappv1.CanaryProgressing, webappv1.CanaryPaused:
-	case webappv1.CanaryPromoting:
-		if tooLate(wa, cs, now) {
-			return nil, refuseOn(wa, "%s is being promoted past the point of abort: the canary has all the traffic and the stable Deployment takes its template (a new pod template starts a new canary)", rev)
-		}
-	case webappv1.CanaryAborted:
+	switch {
+	case canary.AbortTooLate(wa.Spec.Rollout.Plan(), wa.Spec.Route != nil, cs, now):
+		return nil, refuseOn(wa, "%s is being promoted past the point of abort: the canary has all the traffic and the stable Deployment takes its template (a new pod template starts a new canary)", rev)
+	case cs.Phase == webappv1.CanaryAborted:
 		return nil, refuseOn(wa, "%s is already aborted", rev)
-	default:
+	case !canary.AtAStep(cs.Phase) && cs.Phase != webappv1.CanaryPromoting:
 		return nil, notAtStep(wa, cs, "abort")
 	}
 	v, err := value(wa, webappv1.AnnotationAbort, webappv1.AttemptValue(cs.Revision, cs.Attempt))
@@ -370,31 +389,18 @@ func abortion(wa *webappv1.WebApp, now time.Time) (*action, error) {
 	}
 	cur, n := atStep(wa, cs)
 	where := fmt.Sprintf("at step %d of %d", cur+1, n)
-	if cs.Phase == webappv1.CanaryPromoting {
+	switch {
+	case cs.Phase == webappv1.CanaryPromoting && wa.Spec.Rollout.IsBlueGreen():
+		where = "while promoting: all the traffic goes back to the stable Deployment at once"
+	case cs.Phase == webappv1.CanaryPromoting:
 		where = "while promoting"
+	case wa.Spec.Rollout.IsBlueGreen():
+		where = "at its preview"
 	}
 	return &action{
 		patch: annotations(map[string]any{webappv1.AnnotationAbort: v}),
 		done:  fmt.Sprintf("%s: aborting %s (%s)", who(wa), rev, where),
 	}, nil
-}
-
-// tooLate reports whether a canary being promoted is past the point where an abort acts: the
-// stable Deployment takes the template once the canary has all the traffic, with a route
-// scaleDownDelaySeconds after the route was seen to give it all (allTrafficTime), without one
-// at once.
-func tooLate(wa *webappv1.WebApp, cs *webappv1.CanaryStatus, now time.Time) bool {
-	if wa.Spec.Route == nil {
-		return cs.Weight != nil && *cs.Weight == 100
-	}
-	if cs.AllTrafficTime == nil {
-		return false
-	}
-	delay := time.Duration(webappv1.DefaultScaleDownDelaySeconds) * time.Second
-	if d := wa.Spec.Rollout.Canary.ScaleDownDelaySeconds; d != nil {
-		delay = time.Duration(*d) * time.Second
-	}
-	return !now.Before(cs.AllTrafficTime.Add(delay))
 }
 
 // leftovers are the annotations a retry removes when they name the aborted attempt: an older hook
@@ -406,6 +412,9 @@ var leftovers = []string{webappv1.AnnotationAbort, webappv1.AnnotationPromote, w
 func retrial(wa *webappv1.WebApp, _ time.Time) (*action, error) {
 	cs, err := canaryOf(wa)
 	if err != nil {
+		return nil, err
+	}
+	if err := noCanaryRan(wa, cs, "retry"); err != nil {
 		return nil, err
 	}
 	rev := canaryName(cs)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -116,6 +118,21 @@ func (c *Clients) deployment(ctx context.Context, name string) (*appsv1.Deployme
 	return d, nil
 }
 
+// replicaSets lists the ReplicaSets the Deployment d owns, of the WebApp it is named after.
+func (c *Clients) replicaSets(ctx context.Context, d *appsv1.Deployment) ([]appsv1.ReplicaSet, error) {
+	l, err := c.Apps.ReplicaSets(c.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector(d.Name)})
+	if err != nil {
+		return nil, &apiError{"list", "replicasets", c.Namespace, "", err}
+	}
+	var out []appsv1.ReplicaSet
+	for _, rs := range l.Items {
+		if owner := metav1.GetControllerOf(&rs); owner != nil && owner.UID == d.UID && owner.Kind == "Deployment" {
+			out = append(out, rs)
+		}
+	}
+	return out, nil
+}
+
 // selector selects the children of the WebApp name, of either track: its Deployments and
 // pods carry the WebApp's instance and managed-by labels (sync's labelsFor), the canary's too.
 func selector(name string) string {
@@ -158,7 +175,32 @@ func (c *Clients) story(ctx context.Context, name string, now time.Time) (*scree
 		return nil, err
 	}
 	s.Pods = pods
+	events, err := c.events(ctx, wa)
+	switch {
+	case forbidden(err):
+		unread("events", err)
+	case err != nil:
+		return nil, err
+	}
+	s.Events = events
 	return s, nil
+}
+
+// eventsOf selects the Events on the WebApp name.
+func eventsOf(name string) string {
+	return fields.Set{"involvedObject.kind": webappv1.Kind, "involvedObject.name": name}.String()
+}
+
+// events lists the Events on wa: of its name and, when they say, its uid (not a WebApp of the
+// same name before it).
+func (c *Clients) events(ctx context.Context, wa *webappv1.WebApp) ([]corev1.Event, error) {
+	l, err := c.Core.Events(c.Namespace).List(ctx, metav1.ListOptions{FieldSelector: eventsOf(wa.Name)})
+	if err != nil {
+		return nil, &apiError{"list", "events", c.Namespace, "", err}
+	}
+	return slices.DeleteFunc(l.Items, func(e corev1.Event) bool {
+		return e.InvolvedObject.UID != "" && e.InvolvedObject.UID != wa.UID
+	}), nil
 }
 
 // pods lists the pods of the WebApp name.

@@ -2,10 +2,12 @@ package plugin
 
 import (
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,7 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/plugin/screen"
 )
+
+func ptrTo[T any](v T) *T { return &v }
 
 // A commandCase runs one changing command against a WebApp of a seeded story.
 type commandCase struct {
@@ -22,8 +27,9 @@ type commandCase struct {
 	// changes its WebApp first.
 	story string
 	edit  func(*webappv1.WebApp)
-	// noDeployments leaves the story's Deployments out of the cluster.
+	// noDeployments leaves the story's Deployments out of the cluster; objects adds to it.
 	noDeployments bool
+	objects       func(t *testing.T, rec *screen.Recording) []runtime.Object
 	// refuse makes the API server refuse a verb on a resource with an error.
 	refuse *refusalOf
 	// conflict, when set, makes the first patch fail with a 409, the WebApp changed by it
@@ -56,6 +62,9 @@ func (tc commandCase) run(t *testing.T) {
 		for i := range rec.Deployments {
 			objs = append(objs, &rec.Deployments[i])
 		}
+	}
+	if tc.objects != nil {
+		objs = append(objs, tc.objects(t, rec)...)
 	}
 	h := newHarness(t, []*webappv1.WebApp{&wa}, objs...)
 	h.now = rec.Now
@@ -100,6 +109,12 @@ func annotated(kv ...string) func(*webappv1.WebApp) {
 
 func TestPromote(t *testing.T) {
 	for _, tc := range []commandCase{
+		{name: "blue-green at its preview: the switch", story: "blue-green", args: []string{"promote", "shop"},
+			wantStdout: "webapp/shop in namespace default: promoting revision c138f6851b: all the traffic switches to it at once\n",
+			wantPatch:  []string{`{"metadata":{"annotations":{"webapp.example.com/promote-step":"c138f6851b/0"},"resourceVersion":"5120"}}`}},
+		{name: "blue-green, --full at its preview: the same switch", story: "blue-green", args: []string{"promote", "shop", "--full"},
+			wantStdout: "webapp/shop in namespace default: promoting revision c138f6851b: all the traffic switches to it at once\n",
+			wantPatch:  []string{`{"metadata":{"annotations":{"webapp.example.com/promote":"c138f6851b"},"resourceVersion":"5120"}}`}},
 		{name: "at step 2 of 3: on to step 3", story: "progressing", args: []string{"promote", "shop"},
 			wantStdout: "webapp/shop in namespace default: revision c138f6851b goes on to step 3 of 3 (50%): step 2 skipped\n",
 			wantPatch:  []string{`{"metadata":{"annotations":{"webapp.example.com/promote-step":"c138f6851b/1"},"resourceVersion":"2053"}}`}},
@@ -161,6 +176,8 @@ func TestPromote(t *testing.T) {
 			wantCode: ExitRefused, wantStderr: "refused: webapp/shop in namespace default: revision c138f6851b was aborted: nothing to promote (kubectl webapp retry shop starts it again)\n"},
 		{name: "refused: rolled back", story: "rolledback", args: []string{"promote", "shop"},
 			wantCode: ExitRefused, wantStderr: "refused: webapp/shop in namespace default: revision c138f6851b was rolled back: nothing to promote\n"},
+		{name: "refused: rolled back within the rollback window, no canary ran", story: "rollback-window", args: []string{"promote", "shop"},
+			wantCode: ExitRefused, wantStderr: "refused: webapp/shop in namespace default: no canary: the stable Deployment went back to revision b5751e67ae within the rollback window: nothing to promote (kubectl webapp set image starts a new canary)\n"},
 		{name: "refused: the status is of an older spec", story: "paused", edit: stale, args: []string{"promote", "shop"},
 			wantCode: ExitRefused, wantStderr: "refused: webapp/shop in namespace default: its status is of generation 2 of its spec, which is at generation 3: the hook has not answered for the latest spec yet, and another revision may be on its way; try again in a moment\n"},
 		{name: "refused: no canary in the spec", story: "image-pull-backoff", args: []string{"promote", "hello"},
@@ -183,6 +200,14 @@ func TestPromote(t *testing.T) {
 }
 
 func TestAbort(t *testing.T) {
+	// switchedFor is promotingWith for the blue-green stories, seeded at 12:00:00.
+	switchedFor := func(allTraffic time.Duration) func(*webappv1.WebApp) {
+		return func(wa *webappv1.WebApp) {
+			at := metav1.NewTime(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC).Add(-allTraffic))
+			w := int32(100)
+			wa.Status.Canary.AllTrafficTime, wa.Status.Canary.Weight = &at, &w
+		}
+	}
 	promotingWith := func(allTraffic time.Duration) func(*webappv1.WebApp) {
 		return func(wa *webappv1.WebApp) {
 			at := metav1.NewTime(time.Date(2026, 11, 29, 10, 5, 50, 0, time.UTC).Add(-allTraffic))
@@ -191,6 +216,14 @@ func TestAbort(t *testing.T) {
 		}
 	}
 	for _, tc := range []commandCase{
+		{name: "blue-green at its preview", story: "blue-green", args: []string{"abort", "shop"},
+			wantStdout: "webapp/shop in namespace default: aborting revision c138f6851b (at its preview)\n",
+			wantPatch:  []string{`{"metadata":{"annotations":{"webapp.example.com/abort":"c138f6851b"},"resourceVersion":"5120"}}`}},
+		{name: "blue-green, switched for less than its scaleDownDelaySeconds (30): back at once", story: "blue-green-switch", edit: switchedFor(29 * time.Second), args: []string{"abort", "shop"},
+			wantStdout: "webapp/shop in namespace default: aborting revision c138f6851b (while promoting: all the traffic goes back to the stable Deployment at once)\n",
+			wantPatch:  []string{`{"metadata":{"annotations":{"webapp.example.com/abort":"c138f6851b"},"resourceVersion":"5120"}}`}},
+		{name: "refused: blue-green, switched for its scaleDownDelaySeconds", story: "blue-green-switch", edit: switchedFor(30 * time.Second), args: []string{"abort", "shop"},
+			wantCode: ExitRefused, wantStderr: "is being promoted past the point of abort"},
 		{name: "at a timed step", story: "progressing", args: []string{"abort", "shop"},
 			wantStdout: "webapp/shop in namespace default: aborting revision c138f6851b (at step 2 of 3)\n",
 			wantPatch:  []string{`{"metadata":{"annotations":{"webapp.example.com/abort":"c138f6851b"},"resourceVersion":"2053"}}`}},
@@ -218,6 +251,8 @@ func TestAbort(t *testing.T) {
 			wantCode: ExitRefused, wantStderr: "refused: webapp/shop in namespace default: revision c138f6851b is already promoted: nothing to abort (kubectl webapp set image starts a new canary)\n"},
 		{name: "refused: rolled back", story: "rolledback", args: []string{"abort", "shop"},
 			wantCode: ExitRefused, wantStderr: "refused: webapp/shop in namespace default: revision c138f6851b was rolled back: nothing to abort\n"},
+		{name: "refused: rolled back within the rollback window, no canary ran", story: "rollback-window", args: []string{"abort", "shop"},
+			wantCode: ExitRefused, wantStderr: "refused: webapp/shop in namespace default: no canary: the stable Deployment went back to revision b5751e67ae within the rollback window: nothing to abort (kubectl webapp set image starts a new canary)\n"},
 		{name: "refused: the status is of an older spec", story: "paused", edit: stale, args: []string{"abort", "shop"},
 			wantCode: ExitRefused, wantStderr: "the hook has not answered for the latest spec yet"},
 		{name: "forbidden by RBAC", story: "paused", refuse: &refusalOf{"patch", "webapps", forbiddenErr("example.com", "webapps", "patch")}, args: []string{"abort", "shop"},
@@ -266,6 +301,8 @@ func TestRetry(t *testing.T) {
 			wantCode: ExitRefused, wantStderr: "refused: webapp/shop in namespace default: revision c138f6851b is Paused, not Aborted: nothing to retry\n"},
 		{name: "refused: promoted", story: "promoted", args: []string{"retry", "shop"},
 			wantCode: ExitRefused, wantStderr: "refused: webapp/shop in namespace default: revision c138f6851b is Promoted, not Aborted: nothing to retry\n"},
+		{name: "refused: rolled back within the rollback window, no canary ran", story: "rollback-window", args: []string{"retry", "shop"},
+			wantCode: ExitRefused, wantStderr: "refused: webapp/shop in namespace default: no canary: the stable Deployment went back to revision b5751e67ae within the rollback window: nothing to retry (kubectl webapp set image starts a new canary)\n"},
 		{name: "refused: the status is of an older spec", story: "aborted", edit: stale, args: []string{"retry", "shop"},
 			wantCode: ExitRefused, wantStderr: "the hook has not answered for the latest spec yet"},
 		{name: "refused: as many attempts as a value can name", story: "aborted", edit: attempt(webappv1.MaxAnnotationNumber), args: []string{"retry", "shop"},
@@ -285,8 +322,50 @@ func TestRetry(t *testing.T) {
 	}
 }
 
+// history are the ReplicaSets of the stable Deployment of the story rec, as the Deployment
+// controller keeps them after the promotion of the canary-paused example: revision 1 of the
+// template it ran before (the paused story's, nginx:1.27), revision 2 of the one it runs; each
+// carries the Deployment's annotations as they were when it was made, Metacontroller's
+// last-applied one included.
+func history(t *testing.T, rec *screen.Recording) []runtime.Object {
+	t.Helper()
+	before := seeded(t, "paused").Deployments[0]
+	stable := rec.Deployments[0]
+	rs := func(d appsv1.Deployment, n string, hash string) *appsv1.ReplicaSet {
+		annotations := maps.Clone(d.Annotations)
+		annotations["deployment.kubernetes.io/revision"] = n
+		return &appsv1.ReplicaSet{
+			ObjectMeta: metav1.ObjectMeta{Name: "shop-" + hash, Namespace: "default", Labels: stable.Spec.Template.Labels, Annotations: annotations,
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "shop", UID: stable.UID, Controller: ptrTo(true)}}},
+			Spec: appsv1.ReplicaSetSpec{Template: d.Spec.Template},
+		}
+	}
+	other := rs(before, "3", "0ther0wner") // another owner's, newer: never read
+	other.OwnerReferences[0].UID = "another"
+	return []runtime.Object{rs(before, "1", "7c9d8f6b54"), rs(stable, "2", "6d5f7c8b9d"), other}
+}
+
 func TestUndo(t *testing.T) {
+	window := func(revisions ...string) func(*webappv1.WebApp) {
+		return func(wa *webappv1.WebApp) {
+			wa.Spec.Rollout.Canary.RollbackWindow = &webappv1.RollbackWindow{Revisions: 1}
+			wa.Status.Canary.StableRevisions = revisions
+		}
+	}
 	for _, tc := range []commandCase{
+		{name: "promoted: back to the revision the stable Deployment ran before, a canary of it", story: "promoted", objects: history, args: []string{"undo", "shop"},
+			wantStdout: "webapp/shop in namespace default: rolling back from revision c138f6851b to b5751e67ae, the stable Deployment's before it (image nginx:1.28 -> nginx:1.27); a canary of it starts (spec.rollout.canary.rollbackWindow would skip it)\n",
+			wantPatch:  []string{`{"metadata":{"resourceVersion":"2053"},"spec":{"image":"nginx:1.27"}}`}},
+		{name: "promoted, within the rollback window: back without a canary", story: "promoted", objects: history, edit: window("c138f6851b", "b5751e67ae"), args: []string{"undo", "shop"},
+			wantStdout: "webapp/shop in namespace default: rolling back from revision c138f6851b to b5751e67ae, the stable Deployment's before it (image nginx:1.28 -> nginx:1.27); within spec.rollout.canary.rollbackWindow: the stable Deployment goes back to it without a canary\n",
+			wantPatch:  []string{`{"metadata":{"resourceVersion":"2053"},"spec":{"image":"nginx:1.27"}}`}},
+		{name: "promoted, a rollback window set since: the revision before is outside it", story: "promoted", objects: history, edit: window("c138f6851b"), args: []string{"undo", "shop"},
+			wantStdout: "webapp/shop in namespace default: rolling back from revision c138f6851b to b5751e67ae, the stable Deployment's before it (image nginx:1.28 -> nginx:1.27); outside spec.rollout.canary.rollbackWindow: a canary of it starts\n",
+			wantPatch:  []string{`{"metadata":{"resourceVersion":"2053"},"spec":{"image":"nginx:1.27"}}`}},
+		{name: "refused: the window's previous revision kept by no ReplicaSet", story: "promoted", objects: history, edit: window("c138f6851b", "0123456789"), args: []string{"undo", "shop"},
+			wantCode: ExitRefused, wantStderr: "refused: webapp/shop in namespace default: nothing to undo: its spec already asks for revision c138f6851b, the template its stable Deployment runs, and none of its ReplicaSets keeps an earlier template the hook applied\n"},
+		{name: "forbidden: the ReplicaSets cannot be listed", story: "promoted", refuse: &refusalOf{"list", "replicasets", forbiddenErr("apps", "replicasets", "list")}, args: []string{"undo", "shop"},
+			wantCode: ExitForbidden, wantStderr: "error: undo reads the templates the stable Deployment ran before, in its ReplicaSets: you may not list replicasets in namespace default"},
 		{name: "mid-canary: the image back", story: "paused", args: []string{"undo", "shop"},
 			wantStdout: "webapp/shop in namespace default: rolling back from revision c138f6851b to b5751e67ae, the stable Deployment's (image nginx:1.28 -> nginx:1.27)\n",
 			wantPatch:  []string{`{"metadata":{"resourceVersion":"2053"},"spec":{"image":"nginx:1.27"}}`}},
@@ -296,10 +375,10 @@ func TestUndo(t *testing.T) {
 			wantStdout: "webapp/shop in namespace default: rolling back from revision 3bd98425bd to b5751e67ae, the stable Deployment's (image nginx:1.28 -> nginx:1.27; env)\n",
 			wantPatch:  []string{`{"metadata":{"resourceVersion":"2053"},"spec":{"env":null,"image":"nginx:1.27"}}`}},
 
-		{name: "refused: promoted, the spec asks for the stable template", story: "promoted", args: []string{"undo", "shop"},
-			wantCode: ExitRefused, wantStderr: "refused: webapp/shop in namespace default: nothing to undo: its spec already asks for revision c138f6851b, the template its stable Deployment runs\n"},
-		{name: "refused: rolled back already", story: "rolledback", args: []string{"undo", "shop"},
-			wantCode: ExitRefused, wantStderr: "refused: webapp/shop in namespace default: nothing to undo: its spec already asks for revision b5751e67ae, the template its stable Deployment runs\n"},
+		{name: "refused: promoted, the spec asks for the stable template, and no ReplicaSet keeps an earlier one", story: "promoted", args: []string{"undo", "shop"},
+			wantCode: ExitRefused, wantStderr: "refused: webapp/shop in namespace default: nothing to undo: its spec already asks for revision c138f6851b, the template its stable Deployment runs, and none of its ReplicaSets keeps an earlier template the hook applied\n"},
+		{name: "refused: rolled back already, and no ReplicaSet keeps an earlier template", story: "rolledback", args: []string{"undo", "shop"},
+			wantCode: ExitRefused, wantStderr: "refused: webapp/shop in namespace default: nothing to undo: its spec already asks for revision b5751e67ae, the template its stable Deployment runs, and none of its ReplicaSets keeps an earlier template the hook applied\n"},
 		{name: "refused: a field undo does not restore differs", story: "paused", edit: func(wa *webappv1.WebApp) { wa.Spec.HealthCheck.Path = "/healthz" }, args: []string{"undo", "shop"},
 			wantCode: ExitRefused, wantStderr: "the templates still differ in spec.template.spec.containers[0].readinessProbe, spec.template.spec.containers[0].startupProbe, which undo does not restore"},
 		{name: "refused: no stable Deployment", story: "paused", noDeployments: true, args: []string{"undo", "shop"},
@@ -325,6 +404,9 @@ func TestSetImage(t *testing.T) {
 		{name: "a release with a canary", story: "promoted", args: []string{"set", "image", "shop", "nginx:1.29"},
 			wantStdout: "webapp/shop in namespace default: image nginx:1.28 -> nginx:1.29; a canary of the new template starts (kubectl webapp get shop -w follows it)\n",
 			wantPatch:  []string{`{"metadata":{"resourceVersion":"2053"},"spec":{"image":"nginx:1.29"}}`}},
+		{name: "a blue-green release", story: "blue-green", args: []string{"set", "image", "shop", "nginx:1.29"},
+			wantStdout: "webapp/shop in namespace default: image nginx:1.28 -> nginx:1.29; the new template's preview starts, at full size (kubectl webapp get shop -w follows it)\n",
+			wantPatch:  []string{`{"metadata":{"resourceVersion":"5120"},"spec":{"image":"nginx:1.29"}}`}},
 		{name: "a release without a canary", story: "image-pull-backoff", args: []string{"set", "image", "hello", "registry.example.com/shop:v2.4.1"},
 			wantStdout: "webapp/hello in namespace default: image registry.example.com/shop:v2.4.0 -> registry.example.com/shop:v2.4.1\n",
 			wantPatch:  []string{`{"metadata":{"resourceVersion":"1200"},"spec":{"image":"registry.example.com/shop:v2.4.1"}}`}},

@@ -30,11 +30,12 @@ func (r *runner) getCmd() *cobra.Command {
 revisions with their images and ready pods; the canary's steps, the current one marked with the
 pause it has left and the weight it asks for against the weight the route carries; the latest
 check of the analysis, metric by metric; the failed checks against maxFailedChecks; the
-conditions; and the pods by track, with why any cannot start.
+conditions, and under them the latest Events on the WebApp (the notifier's, when it runs); and
+the pods by track, with why any cannot start.
 
-With -w it shows the screen again on every change of the WebApp, its Deployments or its pods,
+With -w it shows the screen again on every change of the WebApp, its Deployments, its pods or its Events,
 until interrupted: on a terminal in place, and otherwise each screen after a line "---". The
-Deployments and pods need get, list and watch on them (the view role has them); without, the
+Deployments, pods and Events need get, list and watch on them (the view role has them); without, the
 screen says so where they would be.
 
 With -o json or -o yaml it prints the WebApp object instead; with -w, again on every change.`,
@@ -81,6 +82,9 @@ With -o json or -o yaml it prints the WebApp object instead; with -w, again on e
 					},
 					func(ctx context.Context) (watch.Interface, error) {
 						return c.Core.Pods(ns).Watch(ctx, metav1.ListOptions{LabelSelector: selector(name)})
+					},
+					func(ctx context.Context) (watch.Interface, error) {
+						return c.Core.Events(ns).Watch(ctx, metav1.ListOptions{FieldSelector: eventsOf(name)})
 					})
 			}
 			return r.display(cmd.Context(), follow, sources, show, output)

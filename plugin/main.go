@@ -108,7 +108,7 @@ WebApp changed since it was read (nothing was changed); 4 forbidden by the API s
   kubectl webapp promote shop --full      # skip every remaining step
   kubectl webapp abort shop
   kubectl webapp retry shop               # the aborted revision again, from step 1
-  kubectl webapp undo shop                # back to the stable Deployment's template`,
+  kubectl webapp undo shop                # back to the stable Deployment's template, or the one before it`,
 		Annotations:      map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl webapp"},
 		SilenceErrors:    true,
 		SilenceUsage:     true,

@@ -49,7 +49,7 @@ func render(t *testing.T, s *screen.Story) string {
 // TestGet: get reads the WebApp, its two Deployments and its pods, and shows the screen of
 // what it read; what RBAC keeps from the user, the screen says it cannot show.
 func TestGet(t *testing.T) {
-	for _, name := range []string{"progressing", "paused", "promoting", "promoted", "aborted", "rolledback", "analysis-failed", "image-pull-backoff"} {
+	for _, name := range []string{"progressing", "paused", "promoting", "promoted", "aborted", "rolledback", "analysis-failed", "image-pull-backoff", "testers", "rollback-window"} {
 		t.Run(name, func(t *testing.T) {
 			h, rec := storyHarness(t, name)
 			code, stdout, stderr := h.run("get", rec.WebApp.Name)

@@ -54,7 +54,10 @@ func imageChange(wa *webappv1.WebApp, image string) (*action, error) {
 		patch: map[string]any{"spec": map[string]any{"image": image}},
 		done:  fmt.Sprintf("%s: image %s -> %s", who(wa), wa.Spec.Image, image),
 	}
-	if ro := wa.Spec.Rollout; ro != nil && ro.Canary != nil {
+	switch {
+	case wa.Spec.Rollout.IsBlueGreen():
+		a.done += fmt.Sprintf("; the new template's preview starts, at full size (kubectl webapp get %s -w follows it)", wa.Name)
+	case wa.Spec.Rollout.Plan() != nil:
 		a.done += fmt.Sprintf("; a canary of the new template starts (kubectl webapp get %s -w follows it)", wa.Name)
 	}
 	return a, nil

@@ -1,10 +1,7 @@
 package sync
 
 import (
-	"fmt"
 	"maps"
-	"math"
-	"strconv"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -18,28 +15,24 @@ import (
 	"github.com/example/webapp-operator/canary"
 )
 
-// This file translates: the request into canary.Next's input, and its output into children
-// and status. Every decision is canary's.
+// This file translates: the request into canary.Next's input, facts only, and its output into
+// children. Every decision is canary's, or the reading of an observed child's (deployment.go,
+// pods.go), or the status's (withCanaryReport).
 
-// decideCanary returns canary.Next's decision for the request, or nil when the WebApp has no
-// canary in its spec and neither a canary Deployment nor a canary's Service is observed: then
-// there is no canary to wind down, the children are built as without the feature, and a WebApp
-// that does not use it costs nothing more (a route left split, by hand or by an older hook, goes
-// back to the Service <name> at once). deployment is the stable Deployment as the spec asks for
-// it, with desired replicas.
+// decideCanary returns canary.Next's decision for the request, or nil when there is no canary to
+// decide (canary.Idle): then the children are built as without the feature. deployment is the
+// stable Deployment as the spec asks for it, with desired replicas.
 func decideCanary(req *Request, obs *observedChildren, deployment *appsv1.Deployment, desired int32, now time.Time) *canary.Output {
 	p := &req.Parent
-	var plan *webappv1.Canary
-	if ro := p.Spec.Rollout; ro != nil {
-		plan = ro.Canary
-	}
-	if plan == nil && obs.canary == nil && obs.canaryService == nil && obs.stableService == nil {
+	plan := p.Spec.Rollout.Plan()
+	if canary.Idle(plan, obs.canary != nil || obs.canaryService != nil || obs.stableService != nil) {
 		return nil
 	}
 	revision := TemplateHash(&deployment.Spec.Template)
 	in := canary.Input{
 		Name:             p.Name,
 		Plan:             plan,
+		BlueGreen:        p.Spec.Rollout.IsBlueGreen(),
 		Last:             p.Canary,
 		Revision:         revision,
 		StableReplicas:   desired,
@@ -56,8 +49,9 @@ func decideCanary(req *Request, obs *observedChildren, deployment *appsv1.Deploy
 	if c := obs.deployment; c != nil {
 		d := c.Deployment
 		in.Stable = &canary.Stable{
-			Revision: stableRevision(c, deployment, revision),
-			Complete: d.carries(deployment.Annotations[AnnotationSpecHash], desired) && d.rolledOut(desired),
+			Revision:  stableRevision(c, deployment, revision),
+			Complete:  d.carries(deployment.Annotations[AnnotationSpecHash], desired) && d.rolledOut(desired),
+			RolledOut: d.rolledOut(desired),
 		}
 	}
 	if c := obs.canary; c != nil {
@@ -75,69 +69,30 @@ func decideCanary(req *Request, obs *observedChildren, deployment *appsv1.Deploy
 			Updated:            d.Status.UpdatedReplicas,
 			Available:          d.Status.AvailableReplicas,
 			ScaledDown:         d.scaledDown(),
-			Failure:            canaryFailure(c),
+			Failure:            failureSentence(c),
 		}
-		if req.Related.Kinds[PodKind.Key()] {
-			pods := trackPods(currentPods(&req.Related, d, c.Name, d.Revision == revision, p.Spec.Image))
-			in.Pods = canary.Pods{Diagnosed: true, Restarts: restarts(pods)}
-			if t := diagnose(pods); t != nil {
-				in.Pods.Trouble = t.message()
-			}
-		}
+		in.Pods = diagnoseCanary(&req.Related, c, d.Revision == revision, p.Spec.Image)
 	}
 	if r := obs.route; r != nil {
-		in.Route = &canary.Route{Accepted: routeState(p, r.Route).ok}
-		for _, b := range r.Route.Backends {
-			w := int32(1)
-			if b.Weight != nil {
-				w = *b.Weight
-			}
-			switch b.Name {
-			case p.Name + webappv1.CanarySuffix:
-				in.Route.Split, in.Route.CanaryWeight = true, w
-			case p.Name + webappv1.StableSuffix:
-				in.Route.StableWeight = w
-			}
-		}
+		in.Route = &canary.Route{Accepted: routeState(p, r.Route).ok, Header: headerRouted(p, r.Route)}
+		in.Route.Split, in.Route.StableWeight, in.Route.CanaryWeight = routeSplit(p, r.Route)
 	}
 	out := canary.Next(in)
 	return &out
 }
 
-// countOf is the canary Deployment's canary.AnnotationRetries or AnnotationAttempt as a number,
-// 0 when it is absent or not a number from 0 to math.MaxInt32.
-func countOf(v string) int32 {
-	n, err := strconv.ParseInt(v, 10, 32)
-	if err != nil || n < 0 {
-		return 0
-	}
-	return int32(n)
-}
-
-// canaryFailure is the failure the canary Deployment reports for its observed generation, as a
-// sentence for its status; "" when none.
-func canaryFailure(c *Child) string {
-	switch f := c.Deployment.failure(); {
-	case f == nil:
-		return ""
-	case f.deadline:
-		return fmt.Sprintf("Deployment %s exceeded its progress deadline", c.Name)
-	default:
-		return fmt.Sprintf("Deployment %s cannot create pods (%s): %s", c.Name, f.reason, f.refused())
-	}
-}
-
 // withCanary applies the decision d to the children built as without a canary, in one step:
-// the stable Deployment keeps its observed template unless d gives it the spec's, the Service
-// <name> selects the canary's pods too while d says so, the route splits by d's weights, and the
+// the stable Deployment keeps its observed template unless d gives it the spec's
+// (d.StableTemplate), the Service <name> selects the canary's pods too while d says so, the
+// route splits by d's weights, with the header route's rule first while d says so, and the
 // canary's own children follow. deployment is the stable Deployment as the spec asks for it.
 func withCanary(children []runtime.Object, d *canary.Output, p *Parent, obs *observedChildren, deployment *appsv1.Deployment, replicas int32, podLabels map[string]string, cfg configState) []runtime.Object {
 	out := make([]runtime.Object, 0, len(children)+3)
 	for _, c := range children {
 		switch o := c.(type) {
 		case *appsv1.Deployment:
-			if o == deployment && !d.StableTemplate && obs.deployment != nil {
-				c = withReplicas(obs.deployment, replicas) // its template held
+			if o == deployment && !d.StableTemplate { // one is observed: its template held
+				c = withReplicas(obs.deployment, replicas)
 			}
 		case *corev1.Service:
 			if o.Name == p.Name && d.SelectsCanary {
@@ -147,78 +102,13 @@ func withCanary(children []runtime.Object, d *canary.Output, p *Parent, obs *obs
 			if d.Split {
 				o.Spec.Rules[0].BackendRefs = splitBackends(p, d.StableWeight, d.CanaryWeight)
 			}
+			if d.HeaderRoute {
+				o.Spec.Rules = append([]gatewayv1.HTTPRouteRule{headerRule(p)}, o.Spec.Rules...)
+			}
 		}
 		out = append(out, c)
 	}
 	return append(out, canaryChildren(p, obs, d, podLabels, cfg)...)
-}
-
-// withCanaryReport is r with what the decision d says of the WebApp: its phase while the canary
-// decides it (unless a ConfigMap or Secret is missing, which r tells), the Canary condition, and
-// status.canary.
-func withCanaryReport(r report, d *canary.Output, cfg configState) report {
-	if cr := d.Report; cr != nil && cfg.missing == nil {
-		r.phase, r.reason, r.message = cr.Phase, cr.Reason, cr.Message
-	}
-	if c := d.Condition; c != nil {
-		r.conditions = append(r.conditions, statedCondition{webappv1.ConditionCanary, c.OK, c.Reason, c.Message})
-	}
-	r.canary = d.Status
-	return r
-}
-
-// trackPods keeps the canary's pods (webappv1.LabelTrack) of pods, in a new slice: a template
-// change that keeps the image (an environment variable, a ConfigMap's digest) leaves the stable
-// pods running the spec's image too, and before the canary Deployment names its ReplicaSet,
-// the image is all currentPods can tell them by.
-func trackPods(pods []RelatedPod) []RelatedPod {
-	var out []RelatedPod
-	for _, p := range pods {
-		if p.Labels[webappv1.LabelTrack] == webappv1.TrackCanary {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// stableRevision is the revision of the template the observed stable Deployment runs. When its
-// spec hash is desired's, it runs desired's template: that is the usual case, and it costs
-// nothing to tell. Otherwise it is the hash of the template Metacontroller last applied to it,
-// which is the hook's own answer. A Deployment without one (adopted) runs desired's template when
-// its spec hash is that of desired with the observed replicas; otherwise its revision cannot be
-// told and is "". revision is desired's.
-func stableRevision(c *Child, desired *appsv1.Deployment, revision string) string {
-	if c.Deployment.SpecHash == desired.Annotations[AnnotationSpecHash] {
-		return revision
-	}
-	if t, ok := AppliedTemplate(lastApplied(c)); ok {
-		return TemplateHash(t)
-	}
-	spec := desired.Spec
-	spec.Replicas = c.Deployment.Replicas
-	if c.Deployment.SpecHash == SpecHash(&spec) {
-		return revision
-	}
-	return ""
-}
-
-// canaryLabels are the labels of the canary's Deployment, its selector, its Service's selector
-// and its pods: the WebApp's labels but webappv1.LabelName, which the stable Deployment and the
-// Service <name>-stable select, and webappv1.LabelTrack. A new map each time.
-func canaryLabels(labels map[string]string) map[string]string {
-	out := anyTrack(labels)
-	out[webappv1.LabelTrack] = webappv1.TrackCanary
-	return out
-}
-
-// anyTrack is the pod labels but webappv1.LabelName, which only the stable pods carry: the
-// selector of the Service <name> while a canary serves, which selects the pods of either track.
-// A new map each time.
-func anyTrack(podLabels map[string]string) map[string]string {
-	out := make(map[string]string, len(podLabels))
-	maps.Copy(out, podLabels)
-	delete(out, webappv1.LabelName)
-	return out
 }
 
 // canaryChildren returns the children d asks for beyond the stable Deployment and the Service
@@ -282,33 +172,4 @@ func desiredCanary(p *Parent, d *canary.Output, labels map[string]string, cfg co
 		dep.Annotations[AnnotationPartialConfigHash] = cfg.partialHash
 	}
 	return dep
-}
-
-// RouteBackends are the Services of the route's one rule while a canary of WebApp name splits
-// its traffic, in the order of its backendRefs: <name>-stable, then <name>-canary. A Gateway may
-// number a backend's request metrics by its place (Traefik does).
-func RouteBackends(name string) []string {
-	return []string{name + webappv1.StableSuffix, name + webappv1.CanarySuffix}
-}
-
-// splitBackends are the route's backends while a canary splits the traffic (RouteBackends):
-// stable to the Service <name>-stable, and canary to <name>-canary, each with its weight.
-func splitBackends(p *Parent, stable, canaryWeight int32) []gatewayv1.HTTPBackendRef {
-	group, kind, port := gatewayv1.Group(""), gatewayv1.Kind("Service"), gatewayv1.PortNumber(ServicePort)
-	ref := func(name string, w int32) gatewayv1.HTTPBackendRef {
-		return gatewayv1.HTTPBackendRef{BackendRef: gatewayv1.BackendRef{
-			BackendObjectReference: gatewayv1.BackendObjectReference{Group: &group, Kind: &kind, Name: gatewayv1.ObjectName(name), Port: &port},
-			Weight:                 &w,
-		}}
-	}
-	names := RouteBackends(p.Name)
-	return []gatewayv1.HTTPBackendRef{ref(names[0], stable), ref(names[1], canaryWeight)}
-}
-
-// resyncSeconds is a duration as resyncAfterSeconds, rounded up to the second; 0 for none.
-func resyncSeconds(d time.Duration) float64 {
-	if d <= 0 {
-		return 0
-	}
-	return math.Ceil(d.Seconds())
 }

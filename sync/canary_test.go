@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -621,6 +622,108 @@ func stableTemplateOf(t *testing.T, resp sync.Response) string {
 	return member(t, sent(t, resp, "Deployment/hello"), "spec", "template")
 }
 
+// withHeaderRoute gives the canary a header route (X-Canary: always, or a cookie canary=always)
+// and a first step of weight 0, held 5 s.
+func withHeaderRoute(p *sync.Parent) {
+	c := p.Spec.Rollout.Canary
+	c.Steps = append([]webappv1.CanaryStep{{Weight: 0, PauseSeconds: ptr(int32(5))}}, c.Steps[1:]...)
+	c.HeaderRoute = &webappv1.CanaryHeaderRoute{Matches: []webappv1.HeaderRouteMatch{
+		{Headers: []webappv1.HeaderMatch{{Name: "X-Canary", Value: "always"}}},
+		{Headers: []webappv1.HeaderMatch{{Name: "Cookie", Value: "(^|; *)canary=always(;|$)", Type: webappv1.HeaderMatchRegularExpression}}},
+	}}
+	webappv1.Default(&p.Spec)
+}
+
+// rules renders the route's rules of an answer, each "[match|match] -> name=weight,…", a match
+// being its path and headers.
+func rules(t *testing.T, resp sync.Response) string {
+	t.Helper()
+	route := childOf[*gatewayv1.HTTPRoute](resp.Children)
+	if route == nil {
+		return "no route"
+	}
+	var out []string
+	for _, r := range route.Spec.Rules {
+		var matches, backends []string
+		for _, m := range r.Matches {
+			match := *m.Path.Value
+			for _, h := range m.Headers {
+				match += fmt.Sprintf(" %s %s %q", h.Name, *h.Type, h.Value)
+			}
+			matches = append(matches, match)
+		}
+		for _, b := range r.BackendRefs {
+			backends = append(backends, fmt.Sprintf("%s=%d", b.Name, *b.Weight))
+		}
+		out = append(out, "["+strings.Join(matches, "|")+"] -> "+strings.Join(backends, ","))
+	}
+	return strings.Join(out, "; ")
+}
+
+// TestSyncCanaryHeaderRoute walks a canary with a header route and a first step of weight 0:
+// the header rule goes in the route, before the weighted one, once the canary has a pod
+// available; the step is in place only when the route carries it; the steps then go on with it;
+// and it goes with the traffic when the canary ends.
+func TestSyncCanaryHeaderRoute(t *testing.T) {
+	const (
+		headerRule   = `[/ X-Canary Exact "always"|/ Cookie RegularExpression "(^|; *)canary=always(;|$)"] -> hello-canary=1`
+		weighted0    = "[/] -> hello-stable=100,hello-canary=0"
+		weighted50   = "[/] -> hello-stable=50,hello-canary=50"
+		toTheService = "[/] -> hello=1"
+	)
+	c, _, first := running(t, withHeaderRoute)
+	c.status["Deployment/hello-canary"] = depStatus(1, 1, 1, 1, 1)
+	steps := []struct {
+		name         string
+		after        time.Duration
+		status       map[string]any
+		rules        string
+		canary       string
+		headerRouted bool
+		message      string
+	}{
+		{"the canary starts: no Service of its own yet, the route as it was", 0, nil, toTheService, "Progressing step=0 weight=0 replicas=1", false, "waiting for 1 canary pod to be available (0 are) before 0% of the traffic and the requests its header route matches go to it"},
+		{"the Services observed, the canary's pod not seen available yet: the route splits 100/0 alone", time.Second, nil, weighted0, "Progressing step=0 weight=0 replicas=1", false, "waiting for 1 canary pod"},
+		{"its pod available: the header rule goes first, the weight stays 0", time.Second, nil, headerRule + "; " + weighted0, "Progressing step=0 weight=0 replicas=1", false, "waiting for the HTTPRoute to send 0% of the traffic and the requests its header route matches to the canary"},
+		{"the route carries it, accepted: the step's pause starts", time.Second, nil, headerRule + "; " + weighted0, "Progressing step=0 weight=0 replicas=1", true, "0% of the traffic and the requests its header route matches on the canary, held for 5s"},
+		{"the pause over: step 2 of 50% waits for its 2 pods, the header rule stays", 5 * time.Second, map[string]any{"Deployment/hello-canary": depStatus(2, 2, 2, 2, 2)}, headerRule + "; " + weighted0, "Progressing step=1 weight=0 replicas=2", true, "waiting for 2 canary pods"},
+		{"2 pods available: 50%, with the header rule", time.Second, nil, headerRule + "; " + weighted50, "Progressing step=1 weight=0 replicas=2", true, "waiting for the HTTPRoute to send 50%"},
+		{"in place: paused until promoted", time.Second, nil, headerRule + "; " + weighted50, "Paused step=1 weight=50 replicas=2", true, "50% of the traffic and the requests its header route matches on the canary, paused until it is promoted"},
+	}
+	for i, st := range steps {
+		for k, v := range st.status {
+			c.status[k] = v
+		}
+		resp := first
+		if i > 0 {
+			resp = c.sync(st.after)
+		}
+		if got := rules(t, resp); got != st.rules {
+			t.Errorf("%s: rules = %s; want %s", st.name, got, st.rules)
+		}
+		if got := canaryOf(resp); got != st.canary {
+			t.Errorf("%s: canary = %s; want %s", st.name, got, st.canary)
+		}
+		if got := resp.Status.Canary; got.HeaderRouted != st.headerRouted || !strings.Contains(got.Message, st.message) {
+			t.Errorf("%s: headerRouted %t, message %q; want %t, and %q in it", st.name, got.HeaderRouted, got.Message, st.headerRouted, st.message)
+		}
+		if i == 3 {
+			t.Run("golden", func(t *testing.T) { golden(t, resp) })
+		}
+	}
+	t.Run("aborted: the header rule goes with the weight; the canary keeps its pods until the route without it is seen, and for the scale-down delay after", func(t *testing.T) {
+		c.parent.Abort = webappv1.AttemptValue(c.parent.Canary.Revision, c.parent.Canary.Attempt)
+		aborted := c.sync(time.Second)
+		if got := rules(t, aborted); got != weighted0 || canaryOf(aborted) != "Aborted step=1 weight=50 replicas=2" || !aborted.Status.Canary.HeaderRouted || aborted.ResyncAfterSeconds != 0 {
+			t.Fatalf("aborted: rules %s, canary %s, headerRouted %t, resync %v; want %s, the canary's pods kept, no timer", got, canaryOf(aborted), aborted.Status.Canary.HeaderRouted, aborted.ResyncAfterSeconds, weighted0)
+		}
+		seen := c.sync(time.Second)
+		if seen.Status.Canary.HeaderRouted || seen.ResyncAfterSeconds != webappv1.DefaultScaleDownDelaySeconds || replicasOf(t, seen) != "4/2" {
+			t.Errorf("the route seen without the header rule: headerRouted %t, resync %v, replicas %s; want false, %d, the canary's pods kept for the delay", seen.Status.Canary.HeaderRouted, seen.ResyncAfterSeconds, replicasOf(t, seen), webappv1.DefaultScaleDownDelaySeconds)
+		}
+	})
+}
+
 // TestSyncCanaryCases covers the canary's other ways through Sync. They share no state: each case
 // plays its own cluster (newCluster, running), so each runs alone.
 func TestSyncCanaryCases(t *testing.T) {
@@ -966,6 +1069,102 @@ func TestSyncCanaryCases(t *testing.T) {
 		second := sync.Finalize(&sync.Request{Parent: c.parent, Children: deps, Finalizing: true}, now)
 		if got := replicasOf(t, second); got != "0/0" {
 			t.Errorf("then replicas %s; want both at 0", got)
+		}
+	})
+}
+
+// settle plays the controllers around c after its last answer resp: every Deployment answered,
+// kept or built, is observed rolled out with the replicas it asks for, and the route accepted.
+func (c *fakeCluster) settle(resp sync.Response) {
+	c.t.Helper()
+	c.status["HTTPRoute/hello"] = accepted
+	c.children = nil
+	for _, obj := range resp.Children {
+		if d, ok := obj.(*appsv1.Deployment); ok {
+			n := *d.Spec.Replicas
+			c.status[key(c.t, obj)] = depStatus(1, n, n, n, n)
+		}
+		if u, ok := obj.(*unstructured.Unstructured); ok && u.GetKind() == "Deployment" {
+			n, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+			c.status[key(c.t, obj)] = depStatus(1, int32(n), int32(n), int32(n), int32(n))
+		}
+		c.children = append(c.children, observe(c.t, obj, 1, c.status[key(c.t, obj)]))
+	}
+	sort.Slice(c.children, func(i, j int) bool {
+		return c.children[i].Kind+"/"+c.children[i].Name < c.children[j].Kind+"/"+c.children[j].Name
+	})
+}
+
+// release sets the image to image and promotes its canary by hand, the controllers around it
+// settling after every answer, until it is Promoted; it returns the revision promoted.
+func (c *fakeCluster) release(image string) string {
+	c.t.Helper()
+	c.parent.Spec.Image = image
+	for range 20 {
+		resp := c.sync(11 * time.Second) // past the scale-down delay every time
+		c.settle(resp)
+		st := resp.Status.Canary
+		if st != nil && st.Phase == webappv1.CanaryPromoted && st.Revision != "" {
+			c.parent.Promote = ""
+			return st.Revision
+		}
+		if st != nil && canary.AtAStep(st.Phase) {
+			c.parent.Promote = webappv1.AttemptValue(st.Revision, st.Attempt)
+		}
+	}
+	c.t.Fatalf("%s never promoted: canary %+v", image, c.parent.Canary)
+	return ""
+}
+
+// TestSyncCanaryRollbackWindow: with a rollback window, a template set back to a revision the
+// stable Deployment ran within it goes back without a canary, the stable Deployment taking the
+// template at once, and the status says why; one outside it starts a canary, as without the
+// window.
+func TestSyncCanaryRollbackWindow(t *testing.T) {
+	start := func(revisions int32) (*fakeCluster, string) {
+		p := webapp(canarySpec("shop:1"), func(p *sync.Parent) {
+			p.Spec.Rollout.Canary.RollbackWindow = &webappv1.RollbackWindow{Revisions: revisions}
+		})
+		c := newCluster(t, p)
+		c.status["Deployment/hello"] = depStatus(1, 4, 4, 4, 4)
+		c.settle(c.sync(0))
+		c.settle(c.sync(time.Second))
+		return c, c.release("shop:2")
+	}
+	// shop:2 promoted, the image set back to shop:1: the stable Deployment takes it back at once.
+	t.Run("within the window", func(t *testing.T) {
+		c, two := start(1)
+		one := c.parent.Canary.StableRevisions[1]
+		if got := c.parent.Canary.StableRevisions; !slices.Equal(got, []string{two, one}) {
+			t.Fatalf("stableRevisions after the promotion = %q; want %q", got, []string{two, one})
+		}
+		c.parent.Spec.Image = "shop:1"
+		back := c.sync(time.Second)
+		st := back.Status.Canary
+		if st.Phase != webappv1.CanaryRolledBack || st.Revision != one || !strings.Contains(st.Message, "Rolled back to revision "+one+" without a canary") {
+			t.Fatalf("canary %s %s: %q; want RolledBack to %s, and why", st.Phase, st.Revision, st.Message, one)
+		}
+		if sent(t, back, "Deployment/hello-canary") != nil || !strings.Contains(stableTemplateOf(t, back), `"image":"shop:1"`) {
+			t.Errorf("children %s; want no canary Deployment, and the stable Deployment's template back at shop:1", stableTemplateOf(t, back))
+		}
+		if back.Status.Phase != webappv1.PhaseProgressing || conditionOf(back.Status, webappv1.ConditionCanary) != "True/RolledBack" {
+			t.Errorf("phase %s, Canary %s; want Progressing, as the stable Deployment rolls, and True/RolledBack", back.Status.Phase, conditionOf(back.Status, webappv1.ConditionCanary))
+		}
+		c.settle(back)
+		rolled := c.sync(time.Second)
+		if got := rolled.Status.Canary.StableRevisions; !slices.Equal(got, []string{one, two}) || rolled.Status.Phase != webappv1.PhaseReady || rolled.Status.Canary.Phase != webappv1.CanaryRolledBack {
+			t.Errorf("rolled back: phase %s, canary %s, stableRevisions %q; want Ready, RolledBack, %q", rolled.Status.Phase, rolled.Status.Canary.Phase, got, []string{one, two})
+		}
+		t.Run("golden", func(t *testing.T) { golden(t, back) })
+	})
+	// shop:2 then shop:3 promoted, a window of 1, the image set back to shop:1: a canary.
+	t.Run("outside the window", func(t *testing.T) {
+		c, _ := start(1)
+		c.release("shop:3")
+		c.parent.Spec.Image = "shop:1"
+		back := c.sync(time.Second)
+		if st := back.Status.Canary; st.Phase != webappv1.CanaryProgressing || sent(t, back, "Deployment/hello-canary") == nil || strings.Contains(stableTemplateOf(t, back), `"image":"shop:1"`) {
+			t.Errorf("canary %s; want a canary of shop:1, the stable Deployment held at shop:3", canaryOf(back))
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"errors"
 	"maps"
 	"slices"
 
@@ -65,6 +66,25 @@ func childLabels(p *Parent, observed *ObservedDeployment) (labels map[string]str
 	return labels, observed.Selector.DeepCopy(), merged
 }
 
+// canaryLabels are the labels of the canary's Deployment, its selector, its Service's selector
+// and its pods: the WebApp's labels but webappv1.LabelName, which the stable Deployment and the
+// Service <name>-stable select, and webappv1.LabelTrack. A new map each time.
+func canaryLabels(labels map[string]string) map[string]string {
+	out := anyTrack(labels)
+	out[webappv1.LabelTrack] = webappv1.TrackCanary
+	return out
+}
+
+// anyTrack is the pod labels but webappv1.LabelName, which only the stable pods carry: the
+// selector of the Service <name> while a canary serves, which selects the pods of either track.
+// A new map each time.
+func anyTrack(podLabels map[string]string) map[string]string {
+	out := make(map[string]string, len(podLabels))
+	maps.Copy(out, podLabels)
+	delete(out, webappv1.LabelName)
+	return out
+}
+
 // sameSelector reports whether a selector is exactly matchLabels: labels.
 func sameSelector(s *metav1.LabelSelector, labels map[string]string) bool {
 	return len(s.MatchExpressions) == 0 && maps.Equal(s.MatchLabels, labels)
@@ -77,6 +97,54 @@ func sameSelector(s *metav1.LabelSelector, labels map[string]string) bool {
 // when not "", the Deployment's AnnotationPartialConfigHash.
 func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, selector *metav1.LabelSelector, podLabels map[string]string, cfg configState) *appsv1.Deployment {
 	spec := &p.Spec
+	d := &appsv1.Deployment{
+		TypeMeta:   DeploymentKind.TypeMeta(),
+		ObjectMeta: childMeta(p, labels),
+		Spec: appsv1.DeploymentSpec{
+			Replicas:                replicas,
+			Selector:                selector,
+			Template:                podTemplate(spec, selector, podLabels, cfg.hash),
+			ProgressDeadlineSeconds: spec.ProgressDeadlineSeconds,
+		},
+	}
+	if st := spec.Strategy; st != nil {
+		d.Spec.Strategy = appsv1.DeploymentStrategy{
+			Type:          appsv1.RollingUpdateDeploymentStrategyType,
+			RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: st.MaxSurge, MaxUnavailable: st.MaxUnavailable},
+		}
+	}
+	hashed := d.Spec
+	if spec.Autoscaling != nil {
+		hashed.Replicas = nil
+	}
+	d.Annotations = map[string]string{AnnotationSpecHash: SpecHash(&hashed)}
+	if cfg.partialHash != "" {
+		d.Annotations[AnnotationPartialConfigHash] = cfg.partialHash
+	}
+	return d
+}
+
+// PodTemplate is the pod template Sync answers the stable Deployment of WebApp name with, for
+// spec as it asks for it (a canary may hold the observed one instead): the one function of the
+// spec that names a revision (TemplateHash). spec must be defaulted (webappv1.Default), as
+// Parent.Spec is; it is validated as Sync validates it, and an invalid one is an error that says
+// why, as the status would. stable is the observed stable Deployment, nil when there is none: a
+// selector of its own is kept, and, as no ConfigMap or Secret is sent, so is its digest of them
+// (checkConfig). The install's defaults (Defaults.Apply) are not applied.
+func PodTemplate(name string, spec *webappv1.WebAppSpec, stable *ObservedDeployment) (*corev1.PodTemplateSpec, error) {
+	p := &Parent{Name: name, Spec: *spec}
+	if errs := Validate(p); len(errs) > 0 {
+		return nil, errors.New(invalidMessage(errs))
+	}
+	_, selector, podLabels := childLabels(p, stable)
+	t := podTemplate(&p.Spec, selector, podLabels, checkConfig(p, &Related{}, stable).hash)
+	return &t, nil
+}
+
+// podTemplate is the Deployment's pod template for a valid, defaulted spec: its pods carry
+// podLabels, spread against those of selector, and configHash, when not "", as their
+// webappv1.AnnotationConfigHash.
+func podTemplate(spec *webappv1.WebAppSpec, selector *metav1.LabelSelector, podLabels map[string]string, configHash string) corev1.PodTemplateSpec {
 	container := corev1.Container{
 		Name:    ContainerName,
 		Image:   spec.Image,
@@ -100,47 +168,23 @@ func desiredDeployment(p *Parent, replicas *int32, labels map[string]string, sel
 		volumes = append(volumes, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{ConfigMap: v.ConfigMap, Secret: v.Secret, EmptyDir: v.EmptyDir}})
 		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: v.Name, MountPath: v.MountPath, ReadOnly: v.ReadOnly})
 	}
-	d := &appsv1.Deployment{
-		TypeMeta:   DeploymentKind.TypeMeta(),
-		ObjectMeta: childMeta(p, labels),
-		Spec: appsv1.DeploymentSpec{
-			Replicas: replicas,
-			Selector: selector,
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: templateLabels(podLabels, spec.PodLabels), Annotations: templateAnnotations(spec.PodAnnotations, cfg.hash)},
-				Spec: corev1.PodSpec{
-					Containers:                    []corev1.Container{container},
-					Volumes:                       volumes,
-					ImagePullSecrets:              spec.ImagePullSecrets,
-					ServiceAccountName:            spec.ServiceAccountName,
-					AutomountServiceAccountToken:  automountToken(spec),
-					SecurityContext:               podSecurityContext(spec),
-					NodeSelector:                  spec.NodeSelector,
-					Tolerations:                   spec.Tolerations,
-					Affinity:                      spec.Affinity,
-					TopologySpreadConstraints:     spreadConstraints(spec.TopologySpreadConstraints, selector),
-					PriorityClassName:             spec.PriorityClassName,
-					TerminationGracePeriodSeconds: spec.TerminationGracePeriodSeconds,
-				},
-			},
-			ProgressDeadlineSeconds: spec.ProgressDeadlineSeconds,
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: templateLabels(podLabels, spec.PodLabels), Annotations: templateAnnotations(spec.PodAnnotations, configHash)},
+		Spec: corev1.PodSpec{
+			Containers:                    []corev1.Container{container},
+			Volumes:                       volumes,
+			ImagePullSecrets:              spec.ImagePullSecrets,
+			ServiceAccountName:            spec.ServiceAccountName,
+			AutomountServiceAccountToken:  automountToken(spec),
+			SecurityContext:               podSecurityContext(spec),
+			NodeSelector:                  spec.NodeSelector,
+			Tolerations:                   spec.Tolerations,
+			Affinity:                      spec.Affinity,
+			TopologySpreadConstraints:     spreadConstraints(spec.TopologySpreadConstraints, selector),
+			PriorityClassName:             spec.PriorityClassName,
+			TerminationGracePeriodSeconds: spec.TerminationGracePeriodSeconds,
 		},
 	}
-	if st := spec.Strategy; st != nil {
-		d.Spec.Strategy = appsv1.DeploymentStrategy{
-			Type:          appsv1.RollingUpdateDeploymentStrategyType,
-			RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: st.MaxSurge, MaxUnavailable: st.MaxUnavailable},
-		}
-	}
-	hashed := d.Spec
-	if spec.Autoscaling != nil {
-		hashed.Replicas = nil
-	}
-	d.Annotations = map[string]string{AnnotationSpecHash: SpecHash(&hashed)}
-	if cfg.partialHash != "" {
-		d.Annotations[AnnotationPartialConfigHash] = cfg.partialHash
-	}
-	return d
 }
 
 // templateLabels are the pod template's labels: the pod labels (which the Service selects) and

@@ -2,6 +2,7 @@ package sync
 
 import (
 	"fmt"
+	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -12,9 +13,10 @@ import (
 )
 
 // The one reading of an observed Deployment: whether its controller has caught up with its latest
-// generation, whether it carries the spec asked of it, the failure it reports, whether its rollout is complete, and how many pods it has
-// left. The WebApp's status (rollout), the canary's input and the teardown (Finalize) all read a
-// Deployment through these methods, so that they agree on it.
+// generation, whether it carries the spec asked of it, which template it runs, the failure it
+// reports, whether its rollout is complete, and how many pods it has left. The WebApp's status
+// (rollout), the canary's input and the teardown (Finalize) all read a Deployment through these
+// methods, so that they agree on it.
 
 // caughtUp reports whether d's controller has observed its latest generation: until then its
 // status describes an older spec.
@@ -102,4 +104,48 @@ func deploymentCondition(st ObservedDeploymentStatus, t appsv1.DeploymentConditi
 		}
 	}
 	return nil
+}
+
+// stableRevision is the revision of the template the observed stable Deployment c runs; desired
+// is the Deployment the spec asks for, and revision its template's. When c's spec hash is
+// desired's, it runs desired's template: that is the usual case, and it costs nothing to tell.
+// Otherwise it is the hash of the template Metacontroller last applied to c, which is the hook's
+// own answer. A Deployment without one (adopted) runs desired's template when its spec hash is
+// that of desired with c's replicas; otherwise its revision cannot be told and is "".
+func stableRevision(c *Child, desired *appsv1.Deployment, revision string) string {
+	if c.Deployment.SpecHash == desired.Annotations[AnnotationSpecHash] {
+		return revision
+	}
+	if t, ok := AppliedTemplate(lastApplied(c)); ok {
+		return TemplateHash(t)
+	}
+	spec := desired.Spec
+	spec.Replicas = c.Deployment.Replicas
+	if c.Deployment.SpecHash == SpecHash(&spec) {
+		return revision
+	}
+	return ""
+}
+
+// countOf is a canary Deployment's canary.AnnotationRetries or AnnotationAttempt as a number, 0
+// when it is absent or not a number from 0 to math.MaxInt32.
+func countOf(v string) int32 {
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return int32(n)
+}
+
+// failureSentence is the failure Deployment c reports for its observed generation (failure), as
+// a sentence for a status; "" when none.
+func failureSentence(c *Child) string {
+	switch f := c.Deployment.failure(); {
+	case f == nil:
+		return ""
+	case f.deadline:
+		return fmt.Sprintf("Deployment %s exceeded its progress deadline", c.Name)
+	default:
+		return fmt.Sprintf("Deployment %s cannot create pods (%s): %s", c.Name, f.reason, f.refused())
+	}
 }

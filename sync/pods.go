@@ -8,13 +8,22 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	webappv1 "github.com/example/webapp-operator/api/v1"
 	"github.com/example/webapp-operator/api/v1/validation"
+	"github.com/example/webapp-operator/canary"
 	"github.com/example/webapp-operator/internal/english"
 )
+
+// The rules of why a pod cannot start are this file's alone: the status's pod diagnosis
+// (diagnose) and kubectl webapp's screen (StuckReason, WhyStuck) read them.
 
 // stuckReasons are the container waiting reasons that mean a pod cannot start by itself, in the
 // order the status names them when pods are stuck for several.
 var stuckReasons = []string{"InvalidImageName", "ErrImagePull", "ImagePullBackOff", "CreateContainerConfigError", "CreateContainerError", "CrashLoopBackOff"}
+
+// StuckReason reports whether a container waiting for reason means that its pod cannot start by
+// itself (ImagePullBackOff, CrashLoopBackOff, …), as pod diagnosis reads it.
+func StuckReason(reason string) bool { return slices.Contains(stuckReasons, reason) }
 
 // currentPods returns the pods of the current spec, from the pods and the observed Deployment
 // alone, so that Metacontroller need not watch every ReplicaSet of the cluster for it:
@@ -43,6 +52,36 @@ func currentPods(rel *Related, d *ObservedDeployment, deployment string, specApp
 		current = append(current, p)
 	}
 	return current
+}
+
+// canaryPods are the canary's current pods: those of the canary Deployment c that run the spec's
+// image (currentPods, by c's ReplicaSet once it runs the spec's revision: runsRevision) and
+// carry the canary's track (webappv1.LabelTrack). A template change that keeps the image (an
+// environment variable, a ConfigMap's digest) leaves the stable pods running the spec's image
+// too, and before c names its ReplicaSet, the image is all currentPods can tell them by.
+func canaryPods(rel *Related, c *Child, runsRevision bool, image string) []RelatedPod {
+	var out []RelatedPod
+	for _, p := range currentPods(rel, c.Deployment, c.Name, runsRevision, image) {
+		if p.Labels[webappv1.LabelTrack] == webappv1.TrackCanary {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// diagnoseCanary is what pod diagnosis shows of the canary's pods (canaryPods), as canary.Next
+// reads it: why they cannot start, and their restarts; the zero value without pod diagnosis
+// (Metacontroller sends no pods).
+func diagnoseCanary(rel *Related, c *Child, runsRevision bool, image string) canary.Pods {
+	if !rel.Kinds[PodKind.Key()] {
+		return canary.Pods{}
+	}
+	pods := canaryPods(rel, c, runsRevision, image)
+	out := canary.Pods{Diagnosed: true, Restarts: restarts(pods)}
+	if t := diagnose(pods); t != nil {
+		out.Trouble = t.message()
+	}
+	return out
 }
 
 // newReplicaSet returns the name of the ReplicaSet of Deployment deployment for its current spec, as its
@@ -87,9 +126,12 @@ func diagnose(pods []RelatedPod) *podTrouble {
 	details := map[string]string{}
 	stuck := 0
 	for _, p := range pods {
-		reason, detail := whyStuck(&p)
+		reason, detail := WhyStuck(&p.Status)
 		if reason == "" {
 			continue
+		}
+		if reason != string(corev1.PodReasonUnschedulable) {
+			detail = runtimeMessage(detail) // a kubelet's message, or a container's last exit
 		}
 		stuck++
 		counts[reason]++
@@ -109,23 +151,26 @@ func diagnose(pods []RelatedPod) *podTrouble {
 	return &podTrouble{reason: best, detail: details[best], stuck: counts[best], others: stuck - counts[best], total: len(pods)}
 }
 
-// whyStuck returns why a pod cannot start, and the message that says so, or "".
-func whyStuck(p *RelatedPod) (reason, detail string) {
-	for _, c := range p.Status.Conditions {
+// WhyStuck says why a pod whose status is st cannot start: the scheduler's Unschedulable, with
+// its message, or else the first container waiting for a StuckReason, with the kubelet's message
+// as it wrote it, or, for CrashLoopBackOff after an exit, the container's last exit ("container
+// app exited with code 1 (Error)"), since the back-off message counts seconds up and the exit
+// says why and stays. reason is "" when nothing says it cannot start; detail may be "".
+func WhyStuck(st *corev1.PodStatus) (reason, detail string) {
+	for _, c := range st.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
 			return c.Reason, c.Message
 		}
 	}
-	for _, cs := range p.Status.ContainerStatuses {
+	for _, cs := range st.ContainerStatuses {
 		w := cs.State.Waiting
-		if w == nil || !slices.Contains(stuckReasons, w.Reason) {
+		if w == nil || !StuckReason(w.Reason) {
 			continue
 		}
 		if t := cs.LastTerminationState.Terminated; w.Reason == "CrashLoopBackOff" && t != nil {
-			// The kubelet's back-off message counts seconds up; the last exit says why, and stays.
 			return w.Reason, fmt.Sprintf("container %s exited with code %d (%s)", cs.Name, t.ExitCode, t.Reason)
 		}
-		return w.Reason, runtimeMessage(w.Message)
+		return w.Reason, w.Message
 	}
 	return "", ""
 }

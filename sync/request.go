@@ -285,11 +285,31 @@ type ObservedRoute struct {
 	ParentRefs []gatewayv1.ParentReference
 	// Path is the path value of the first match of the first rule, "" when there is none.
 	Path string
-	// Backends are the backendRefs of its first rule, the only one the hook writes.
+	// Backends are the backendRefs of its last rule, the weighted one: the only one the hook
+	// writes, but while a canary's header route goes before it.
 	Backends []RouteBackend
+	// HeaderRule is the rule before the last, when the route has more than one: the one a
+	// canary's header route makes (headerRule). Nil otherwise.
+	HeaderRule *RouteRule
 	// Parents are status.parents, one entry per Gateway (or listener) that has reported on the
 	// route, each with its controller's conditions; empty until a Gateway controller answers.
 	Parents []gatewayv1.RouteParentStatus
+}
+
+// RouteRule is what the decision reads of a route's rule other than its last.
+type RouteRule struct {
+	// Matches are its matches: each one's path value and headers.
+	Matches []RouteMatch
+	// Backends are its backendRefs.
+	Backends []RouteBackend
+}
+
+// RouteMatch is what the decision reads of one match of a route's rule.
+type RouteMatch struct {
+	// Path is its path's value, "" when it has none.
+	Path string
+	// Headers are its header matches.
+	Headers []gatewayv1.HTTPHeaderMatch
 }
 
 // RouteBackend is what the decision reads of one of a route's backendRefs.

@@ -95,6 +95,26 @@ func routeState(p *Parent, r *ObservedRoute) routeReport {
 		message: fmt.Sprintf("HTTPRoute %s is accepted by %s %s.", p.Name, english.Plural(len(names), "Gateway", "Gateways"), strings.Join(names, ", "))}
 }
 
+// routeSplit is what the observed route r sends to a canary of p: split is true when one of its
+// backends is the Service <name>-canary, and stable and canaryWeight are the weights of
+// <name>-stable and <name>-canary, 0 for one it does not name (a backend without a weight has
+// the Gateway API's default, 1).
+func routeSplit(p *Parent, r *ObservedRoute) (split bool, stable, canaryWeight int32) {
+	for _, b := range r.Backends {
+		w := int32(1)
+		if b.Weight != nil {
+			w = *b.Weight
+		}
+		switch b.Name {
+		case p.Name + webappv1.CanarySuffix:
+			split, canaryWeight = true, w
+		case p.Name + webappv1.StableSuffix:
+			stable = w
+		}
+	}
+	return split, stable, canaryWeight
+}
+
 // findCondition returns the condition of type t, or nil.
 func findCondition(conditions []metav1.Condition, t string) *metav1.Condition {
 	for i := range conditions {

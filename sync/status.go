@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/canary"
 	"github.com/example/webapp-operator/internal/english"
 )
 
@@ -165,6 +166,21 @@ func syncReport(req *Request, obs *observedChildren, hash string, desired int32,
 	if names := untrackedSecrets(p, &req.Related); len(names) > 0 {
 		r.conditions = append(r.conditions, secretsCondition(names))
 	}
+	return r
+}
+
+// withCanaryReport is r with what the canary's decision d says of the WebApp: the phase, reason
+// and message of d.Report while the canary tells the story, unless a ConfigMap or Secret the
+// spec references is missing (missing), which r tells, as the canary's pods could not start
+// either; the Canary condition after r's; and status.canary.
+func withCanaryReport(r report, d *canary.Output, missing bool) report {
+	if cr := d.Report; cr != nil && !missing {
+		r.phase, r.reason, r.message = cr.Phase, cr.Reason, cr.Message
+	}
+	if c := d.Condition; c != nil {
+		r.conditions = append(r.conditions, statedCondition{webappv1.ConditionCanary, c.OK, c.Reason, c.Message})
+	}
+	r.canary = d.Status
 	return r
 }
 

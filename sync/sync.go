@@ -2,6 +2,7 @@ package sync
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -56,7 +57,7 @@ func Sync(req *Request, now time.Time) Response {
 
 	// 1. Validate: an invalid spec changes nothing.
 	if errs := Validate(p); len(errs) > 0 {
-		invalid := report{phase: webappv1.PhaseInvalid, reason: webappv1.ReasonInvalidSpec, message: "Invalid spec, children left unchanged: " + errorsMessage(errs) + "."}
+		invalid := report{phase: webappv1.PhaseInvalid, reason: webappv1.ReasonInvalidSpec, message: invalidMessage(errs)}
 		invalid.canary = p.Canary // carried forward: a canary goes on where it was once the spec is valid
 		return Response{Status: newStatus(req, observe(req), now, invalid), Children: keptAll(req.Children)}
 	}
@@ -98,7 +99,7 @@ func Sync(req *Request, now time.Time) Response {
 	// 4. A canary, when the WebApp has or had one, changes what was built, in one step.
 	if d := decideCanary(req, &obs, deployment, *replicas, now); d != nil {
 		children = withCanary(children, d, p, &obs, deployment, *replicas, podLabels, cfg)
-		r = withCanaryReport(r, d, cfg)
+		r = withCanaryReport(r, d, cfg.missing != nil)
 		resp.ResyncAfterSeconds, resp.Timed = resyncSeconds(d.ResyncAfter), d.Timed
 	}
 
@@ -110,9 +111,22 @@ func Sync(req *Request, now time.Time) Response {
 	return resp
 }
 
+// resyncSeconds is a duration as resyncAfterSeconds, rounded up to the second; 0 for none.
+func resyncSeconds(d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return math.Ceil(d.Seconds())
+}
+
 // routed reports whether the WebApp has an HTTPRoute: spec.route asks for one, and the
 // CompositeController manages HTTPRoutes (the metacontroller/gateway-api component).
 func routed(req *Request) bool { return req.Parent.Spec.Route != nil && req.Declares(RouteKind) }
+
+// invalidMessage is the message of a WebApp whose spec is invalid for errs.
+func invalidMessage(errs field.ErrorList) string {
+	return "Invalid spec, children left unchanged: " + errorsMessage(errs) + "."
+}
 
 // errorsMessage joins the problems of a list, each in apimachinery's form
 // ("spec.image: Required value"), with "; ".

@@ -16,7 +16,7 @@ const DefaultTargetCPUUtilizationPercentage = 80
 //     to this function), so that a spec means the same whether or not the apiserver defaulted
 //     it: replicas 1, ingress path "/" and pathType Prefix, route path "/" and pathType
 //     PathPrefix, disruptionBudget maxUnavailable 1, autoscaling minReplicas 1, a canary's
-//     maxFailedChecks 1;
+//     maxFailedChecks 1, its headerRoute's analysis Include and each header match's type Exact;
 //   - those that depend on other fields, which a schema cannot declare: healthCheck.port is
 //     spec.port, when that is set; an autoscaling spec with neither target aims at
 //     DefaultTargetCPUUtilizationPercentage of the CPU request.
@@ -64,6 +64,12 @@ func Default(spec *WebAppSpec) {
 	if ro := spec.Rollout; ro != nil && ro.Canary != nil && ro.Canary.Analysis != nil {
 		defaultAnalysis(ro.Canary.Analysis)
 	}
+	if ro := spec.Rollout; ro != nil && ro.Canary != nil && ro.Canary.HeaderRoute != nil {
+		defaultHeaderRoute(ro.Canary.HeaderRoute)
+	}
+	if ro := spec.Rollout; ro != nil && ro.BlueGreen != nil {
+		defaultBlueGreen(ro.BlueGreen)
+	}
 	if a := spec.Autoscaling; a != nil {
 		if a.MinReplicas == nil {
 			one := int32(1)
@@ -107,4 +113,42 @@ func defaultAnalysis(a *CanaryAnalysis) {
 			m.Quantile = &q
 		}
 	}
+}
+
+// defaultHeaderRoute fills in a header route's analysis (Include) and each header match's type
+// (Exact).
+func defaultHeaderRoute(h *CanaryHeaderRoute) {
+	if h.Analysis == "" {
+		h.Analysis = HeaderRouteInclude
+	}
+	defaultHeaderMatches(h.Matches)
+}
+
+// defaultHeaderMatches fills in each header match's type, Exact.
+func defaultHeaderMatches(matches []HeaderRouteMatch) {
+	for i := range matches {
+		for j := range matches[i].Headers {
+			if hm := &matches[i].Headers[j]; hm.Type == "" {
+				hm.Type = HeaderMatchExact
+			}
+		}
+	}
+}
+
+// defaultBlueGreen fills in a blue-green release's maxFailedChecks, scaleDownDelaySeconds
+// (DefaultBlueGreenScaleDownDelaySeconds, not the canary's), its analysis's defaults and its
+// preview's match types.
+func defaultBlueGreen(b *BlueGreen) {
+	if b.MaxFailedChecks == nil {
+		n := int32(DefaultMaxFailedChecks)
+		b.MaxFailedChecks = &n
+	}
+	if b.ScaleDownDelaySeconds == nil {
+		n := int32(DefaultBlueGreenScaleDownDelaySeconds)
+		b.ScaleDownDelaySeconds = &n
+	}
+	if b.Analysis != nil {
+		defaultAnalysis(b.Analysis)
+	}
+	defaultHeaderMatches(b.Preview.Matches)
 }

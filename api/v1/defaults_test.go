@@ -34,6 +34,18 @@ func TestDefault(t *testing.T) {
 			Steps:    []webappv1.CanaryStep{{Weight: 10}},
 			Analysis: &webappv1.CanaryAnalysis{IntervalSeconds: new(int32(10)), MinRequests: new(int32(0)), Metrics: []webappv1.CanaryMetric{{Name: webappv1.MetricRequestSuccessRate, ThresholdRange: webappv1.ThresholdRange{Min: new(99.0)}}}},
 		}}}, `{"image":"x","replicas":1,"rollout":{"canary":{"steps":[{"weight":10}],"maxFailedChecks":1,"scaleDownDelaySeconds":10,"analysis":{"intervalSeconds":10,"windowSeconds":10,"minRequests":0,"onInconclusive":{"afterSeconds":600,"action":"Hold"},"metrics":[{"name":"request-success-rate","thresholdRange":{"min":99}}]}}}}`},
+		{"a header route: its analysis, and each header match's type", webappv1.WebAppSpec{Image: "x", Rollout: &webappv1.Rollout{Canary: &webappv1.Canary{
+			Steps: []webappv1.CanaryStep{{Weight: 0}},
+			HeaderRoute: &webappv1.CanaryHeaderRoute{Matches: []webappv1.HeaderRouteMatch{
+				{Headers: []webappv1.HeaderMatch{{Name: "X-Canary", Value: "always"}}},
+				{Headers: []webappv1.HeaderMatch{{Name: "Cookie", Value: "(^|; *)canary=always(;|$)", Type: webappv1.HeaderMatchRegularExpression}}},
+			}},
+		}}}, `{"image":"x","replicas":1,"rollout":{"canary":{"steps":[{"weight":0}],"maxFailedChecks":1,"scaleDownDelaySeconds":10,"headerRoute":{"matches":[{"headers":[{"type":"Exact","name":"X-Canary","value":"always"}]},{"headers":[{"type":"RegularExpression","name":"Cookie","value":"(^|; *)canary=always(;|$)"}]}],"analysis":"Include"}}}}`},
+		{"a header route's analysis that is set stays", webappv1.WebAppSpec{Image: "x", Rollout: &webappv1.Rollout{Canary: &webappv1.Canary{
+			Steps:          []webappv1.CanaryStep{{Weight: 10}},
+			HeaderRoute:    &webappv1.CanaryHeaderRoute{Matches: []webappv1.HeaderRouteMatch{{Headers: []webappv1.HeaderMatch{{Name: "X-Canary", Value: "always"}}}}, Analysis: webappv1.HeaderRouteExclude},
+			RollbackWindow: &webappv1.RollbackWindow{Revisions: 2},
+		}}}, `{"image":"x","replicas":1,"rollout":{"canary":{"steps":[{"weight":10}],"maxFailedChecks":1,"scaleDownDelaySeconds":10,"headerRoute":{"matches":[{"headers":[{"type":"Exact","name":"X-Canary","value":"always"}]}],"analysis":"Exclude"},"rollbackWindow":{"revisions":2}}}}`},
 		{"zero replicas stay zero", webappv1.WebAppSpec{Image: "x", Replicas: &zero}, `{"image":"x","replicas":0}`},
 		{"ingress path and pathType", webappv1.WebAppSpec{Image: "x", Replicas: &two, Ingress: &webappv1.Ingress{Host: "a.example.com"}},
 			`{"image":"x","replicas":2,"ingress":{"host":"a.example.com","path":"/","pathType":"Prefix"}}`},
@@ -111,7 +123,7 @@ func TestDefaultMatchesCRD(t *testing.T) {
 	}
 	// A spec with every object that holds a defaulted field present, and nothing else.
 	var empty webappv1.WebAppSpec
-	if err := json.Unmarshal([]byte(`{"ingress": {}, "route": {}, "disruptionBudget": {}, "autoscaling": {"targetMemoryUtilizationPercentage": 70}, "rollout": {"canary": {}}}`), &empty); err != nil {
+	if err := json.Unmarshal([]byte(`{"ingress": {}, "route": {}, "disruptionBudget": {}, "autoscaling": {"targetMemoryUtilizationPercentage": 70}, "rollout": {"canary": {"headerRoute": {}}, "blueGreen": {"preview": {}}}}`), &empty); err != nil {
 		t.Fatal(err)
 	}
 	webappv1.Default(&empty)
@@ -136,6 +148,8 @@ func TestDefaultMatchesCRD(t *testing.T) {
 	delete(got, "autoscaling.maxReplicas")                       // required, left 0
 	delete(got, "autoscaling.targetMemoryUtilizationPercentage") // set by the test
 	delete(got, "rollout.canary.steps")                          // required, left empty
+	delete(got, "rollout.canary.headerRoute.matches")            // required, left empty
+	delete(got, "rollout.blueGreen.preview.matches")             // required, left empty
 	if !reflect.DeepEqual(got, schemaDefaults) {
 		t.Errorf("Default fills in %v;\nthe CRD schema declares %v", got, schemaDefaults)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // Limits of spec.rollout.canary, enforced both by the CRD schema and by the hook's own validation.
@@ -29,6 +30,17 @@ const (
 	DefaultScaleDownDelaySeconds = 10
 	// MaxScaleDownDelaySeconds bounds scaleDownDelaySeconds: an hour.
 	MaxScaleDownDelaySeconds = 3600
+	// MaxHeaderRouteMatches bounds headerRoute.matches, and MaxHeaderMatches each match's
+	// headers (the HTTPRoute's own bound); MaxHeaderNameLength and MaxHeaderValueLength are the
+	// HTTPRoute's bounds of a header match's name and value.
+	MaxHeaderRouteMatches = 8
+	MaxHeaderMatches      = 16
+	MaxHeaderNameLength   = 256
+	MaxHeaderValueLength  = 4096
+	// MaxRollbackWindowRevisions bounds rollbackWindow.revisions: a Deployment keeps 10 old
+	// ReplicaSets by default (revisionHistoryLimit), from which kubectl webapp undo reads an older
+	// revision's template.
+	MaxRollbackWindowRevisions = 10
 	// CanaryCheckInterval is the least time between two failed checks that count: a failure
 	// that lasts counts once per interval, so that maxFailedChecks is a number of intervals, as
 	// in Flagger.
@@ -226,6 +238,7 @@ func number(s string) (int32, bool) {
 }
 
 // Rollout says how a new pod template reaches the pods.
+// +kubebuilder:validation:XValidation:rule="!(has(self.canary) && has(self.blueGreen))",message="canary and blueGreen are two ways to release: set one"
 type Rollout struct {
 	// canary sends a new pod template first to a Deployment of its own, <name>-canary, and
 	// through the HTTPRoute's weights a growing share of the traffic to it, step by step; the
@@ -233,13 +246,118 @@ type Rollout struct {
 	// without the gateway-api component) the share is by pod count alone.
 	// +optional
 	Canary *Canary `json:"canary,omitempty"`
+
+	// blueGreen runs a new pod template at full size in a Deployment of its own, <name>-canary,
+	// reached only through its preview (requests that match a header on the route) while the
+	// users keep the old version; then all their traffic switches to it at once, promoted by hand
+	// or after autoPromotionSeconds, and the old version stays up for scaleDownDelaySeconds, during
+	// which an abort switches everything back at once. It needs route. It runs on the canary's
+	// machine, as a canary of one step of weight 0 (Plan): status.canary, the annotations and
+	// kubectl webapp are the canary's. It excludes canary.
+	// +optional
+	BlueGreen *BlueGreen `json:"blueGreen,omitempty"`
+}
+
+// Plan is the canary plan the rollout runs: canary, or blueGreen as the canary of one step of
+// weight 0, held for autoPromotionSeconds (by hand without), whose header route is the preview
+// and counted by its analysis. A nil Rollout, or one with neither, has no plan (nil). The plan of
+// a blueGreen is built at each call and shares its pointers: never modify it.
+func (r *Rollout) Plan() *Canary {
+	switch {
+	case r == nil:
+		return nil
+	case r.Canary != nil:
+		return r.Canary
+	case r.BlueGreen != nil:
+		b := r.BlueGreen
+		return &Canary{
+			Steps:                 []CanaryStep{{Weight: 0, PauseSeconds: b.AutoPromotionSeconds}},
+			MaxFailedChecks:       b.MaxFailedChecks,
+			ScaleDownDelaySeconds: b.ScaleDownDelaySeconds,
+			Analysis:              b.Analysis,
+			HeaderRoute:           &CanaryHeaderRoute{Matches: b.Preview.Matches, Analysis: HeaderRouteInclude},
+			RollbackWindow:        b.RollbackWindow,
+		}
+	}
+	return nil
+}
+
+// IsBlueGreen reports whether the rollout is a blueGreen one: its new version runs at full size
+// before any user reaches it. A nil Rollout is not.
+func (r *Rollout) IsBlueGreen() bool { return r != nil && r.Canary == nil && r.BlueGreen != nil }
+
+// DefaultBlueGreenScaleDownDelaySeconds is blueGreen.scaleDownDelaySeconds when it is omitted:
+// Argo Rollouts' default, long enough to see that the new version holds before the old one goes.
+const DefaultBlueGreenScaleDownDelaySeconds = 30
+
+// BlueGreen is a blue-green release: the new version at full size beside the old, reached only
+// through the preview until all traffic switches to it at once.
+type BlueGreen struct {
+	// preview says which requests reach the new version before the switch: those that match it,
+	// a rule of the HTTPRoute before the users' one, as the canary's headerRoute (testers, a
+	// synthetic prober). Its analysis counts them: they are the preview's only requests.
+	// +required
+	Preview BlueGreenPreview `json:"preview"`
+
+	// autoPromotionSeconds is how long the preview holds once the route carries it and all its
+	// pods are available, 0 to a week,
+	// before all traffic switches to the new version (with an analysis, once its latest check
+	// passed too), as Argo Rollouts' autoPromotionSeconds. Omitted, it waits for a promotion by
+	// hand (kubectl webapp promote).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=604800
+	AutoPromotionSeconds *int32 `json:"autoPromotionSeconds,omitempty"`
+
+	// scaleDownDelaySeconds is how long the old version keeps all its pods once the route that
+	// switched its traffic away is first seen accepted by its Gateways, 0 to 3600 (default 30, as
+	// Argo Rollouts'): an abort within it switches everything back at once. After it, the stable
+	// Deployment takes the new template, and the traffic goes back to it once it has rolled.
+	// +optional
+	// +kubebuilder:default=30
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=3600
+	ScaleDownDelaySeconds *int32 `json:"scaleDownDelaySeconds,omitempty"`
+
+	// maxFailedChecks is how many failed checks of the new version abort it before the switch, 1
+	// (the default) to 100, as the canary's.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	MaxFailedChecks *int32 `json:"maxFailedChecks,omitempty"`
+
+	// analysis judges the new version by the preview's requests before the switch, as Argo
+	// Rollouts' prePromotionAnalysis: the canary's analysis, at its one step.
+	// +optional
+	Analysis *CanaryAnalysis `json:"analysis,omitempty"`
+
+	// rollbackWindow lets a pod template go back to a revision the stable Deployment ran within
+	// the window without a preview or a switch, as the canary's.
+	// +optional
+	RollbackWindow *RollbackWindow `json:"rollbackWindow,omitempty"`
+}
+
+// BlueGreenPreview is how a blue-green release's new version is reached before the switch.
+type BlueGreenPreview struct {
+	// matches are the requests sent to the new version: those that any of them matches, 1 to 8,
+	// each an HTTPRoute match of headers alone (the route's own path is added to each), as the
+	// canary's headerRoute.matches.
+	// +required
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	Matches []HeaderRouteMatch `json:"matches"`
 }
 
 // Canary is a canary's plan: its steps and how many failed checks abort it.
+// +kubebuilder:validation:XValidation:rule="self.steps.size() == 0 || self.steps[0].weight > 0 || has(self.headerRoute)",message="a step of weight 0 needs headerRoute: without it the canary gets no request",fieldPath=".steps"
+// +kubebuilder:validation:XValidation:rule="!has(self.headerRoute) || !has(self.headerRoute.analysis) || self.headerRoute.analysis != 'Exclude' || !has(self.analysis) || self.steps.size() == 0 || self.steps[0].weight > 0",message="headerRoute.analysis Exclude leaves a step of weight 0 no request to judge: include them, or start at a weight above 0",fieldPath=".headerRoute.analysis"
 type Canary struct {
 	// steps are the canary's shares of the traffic, in order, each held for pauseSeconds once it
 	// is in place; a step without pauseSeconds waits until the canary is promoted. After the
-	// last step the canary is promoted. Weights rise strictly from step to step.
+	// last step the canary is promoted. Weights rise strictly from step to step; only the first
+	// may be 0, with headerRoute: the canary then gets the requests that match it, and no user's.
 	// +required
 	// +listType=atomic
 	// +kubebuilder:validation:MinItems=1
@@ -277,15 +395,133 @@ type Canary struct {
 	// counts towards maxFailedChecks. It needs the hook to be given a Prometheus (docs/configuration.md).
 	// +optional
 	Analysis *CanaryAnalysis `json:"analysis,omitempty"`
+
+	// headerRoute sends the requests that match it to the canary alone, at every step (a first
+	// step of weight 0 included) and while it is promoted, as Argo Rollouts' setHeaderRoute and
+	// Flagger's A/B match do: testers or a synthetic prober reach the new version before any user
+	// does. It is a rule of the HTTPRoute, before the weighted one, with the route's path and
+	// these headers, in place once the canary has a pod available. It needs route.
+	// +optional
+	HeaderRoute *CanaryHeaderRoute `json:"headerRoute,omitempty"`
+
+	// rollbackWindow lets a pod template go back to a revision the stable Deployment ran within
+	// the window without a canary, as Argo Rollouts' rollbackWindow does: setting the template
+	// back (or kubectl webapp undo) rolls the stable Deployment back to it at once, as a
+	// Deployment rolls, and status.canary says why. Other templates start a canary, as without it.
+	// +optional
+	RollbackWindow *RollbackWindow `json:"rollbackWindow,omitempty"`
+}
+
+// CanaryHeaderRoute is a canary's header route: the requests it sends to the canary whatever
+// the step's weight, and whether its analysis counts them.
+type CanaryHeaderRoute struct {
+	// matches are the requests sent to the canary: those that any of them matches, 1 to 8, each
+	// an HTTPRoute match of headers alone (the route's own path is added to each).
+	// +required
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	Matches []HeaderRouteMatch `json:"matches"`
+
+	// analysis says whether the canary's analysis counts the requests the header route sends it,
+	// beside those its weight sends: Include (the default) or Exclude. At a step of weight 0 they
+	// are its only requests, and they are how a little-used app gets the requests a check needs;
+	// Exclude judges the canary by its users' requests alone, and needs a Gateway whose metrics
+	// tell the two rules apart (Traefik's do, Istio's do not).
+	// +optional
+	// +kubebuilder:default=Include
+	Analysis HeaderRouteAnalysis `json:"analysis,omitempty"`
+}
+
+// HeaderRouteMatch is one match of a header route: the Gateway API's HTTPRouteMatch, headers
+// only.
+type HeaderRouteMatch struct {
+	// headers a request must all match, 1 to 16, each name once (names are case-insensitive),
+	// as an HTTPRouteMatch's headers. HTTPRoute has no cookie match: match a cookie with a
+	// RegularExpression on the Cookie header, as "(^|; *)canary=always(;|$)".
+	// +required
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(h1, self.exists_one(h2, h2.name.lowerAscii() == h1.name.lowerAscii()))",message="headers must each name a different header: names are case-insensitive"
+	Headers []HeaderMatch `json:"headers"`
+}
+
+// HeaderMatch matches one request header, as the Gateway API's HTTPHeaderMatch does.
+type HeaderMatch struct {
+	// type is how value matches the header's: Exact (the default) or RegularExpression. A
+	// RegularExpression's dialect is the Gateway's: Traefik reads it as Go's (RE2), matched
+	// anywhere in the value unless anchored with ^ and $.
+	// +optional
+	// +kubebuilder:default=Exact
+	Type HeaderMatchType `json:"type,omitempty"`
+
+	// name is the header's name, as HTTP writes it: letters, digits and !#$%&'*+-.^_`|~.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9!#$%&'*+\-.^_\x60|~]+$`
+	Name string `json:"name"`
+
+	// value is the value, or the regular expression, the header must match: 1 to 4096 printable
+	// ASCII characters, with single spaces or tabs between them, as the Gateway API asks.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:Pattern=`^[!-~]+([\t ]?[!-~]+)*$`
+	Value string `json:"value"`
+}
+
+// HeaderMatchType is how a header match's value matches: the Gateway API's HeaderMatchType.
+// +kubebuilder:validation:Enum=Exact;RegularExpression
+type HeaderMatchType string
+
+// The types of a header match, the Gateway API's own values.
+const (
+	// HeaderMatchExact matches a header whose value is the value, exactly.
+	HeaderMatchExact = HeaderMatchType(gatewayv1.HeaderMatchExact)
+	// HeaderMatchRegularExpression matches a header whose value the regular expression matches.
+	HeaderMatchRegularExpression = HeaderMatchType(gatewayv1.HeaderMatchRegularExpression)
+)
+
+// HeaderRouteAnalysis says whether a canary's analysis counts the requests its header route
+// sends it.
+// +kubebuilder:validation:Enum=Include;Exclude
+type HeaderRouteAnalysis string
+
+// Whether the analysis counts the header route's requests.
+const (
+	// HeaderRouteInclude counts them with those the step's weight sends the canary.
+	HeaderRouteInclude HeaderRouteAnalysis = "Include"
+	// HeaderRouteExclude counts only those the step's weight sends.
+	HeaderRouteExclude HeaderRouteAnalysis = "Exclude"
+)
+
+// Counted reports whether the analysis counts the requests h sends the canary: Include, which
+// "" (not defaulted) means too. A nil h sends none.
+func (h *CanaryHeaderRoute) Counted() bool {
+	return h != nil && h.Analysis != HeaderRouteExclude
+}
+
+// RollbackWindow says which revisions a pod template goes back to without a canary.
+type RollbackWindow struct {
+	// revisions is how many of the revisions the stable Deployment ran before the one it runs are
+	// in the window, 1 to 10, newest first: 1 is the previous one alone, as Argo Rollouts counts
+	// them. The hook remembers them from when the window is set (status.canary.stableRevisions).
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	Revisions int32 `json:"revisions"`
 }
 
 // CanaryStep is one step of a canary.
 type CanaryStep struct {
-	// weight is the canary's share of the route's traffic in this step, in percent, 1 to 100.
-	// The canary Deployment runs ceil(weight × stable replicas / 100) pods, at least 1 (none
-	// while the WebApp is scaled to zero).
+	// weight is the canary's share of the route's traffic in this step, in percent, 1 to 100, or
+	// 0 for a first step with headerRoute. The canary Deployment runs ceil(weight × stable
+	// replicas / 100) pods, at least 1 (none while the WebApp is scaled to zero).
 	// +required
-	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100
 	Weight int32 `json:"weight"`
 
@@ -342,7 +578,9 @@ const (
 	// template starts a new canary.
 	CanaryAborted CanaryPhase = "Aborted"
 	// CanaryRolledBack: the pod template was set back to the stable one; the canary has no
-	// traffic and no pods.
+	// traffic and no pods. With rollbackWindow, also: the pod template was set back to a revision
+	// the stable Deployment ran within the window, and the stable Deployment goes back to it
+	// without a canary (status.canary.revision is then that revision).
 	CanaryRolledBack CanaryPhase = "RolledBack"
 )
 
@@ -460,6 +698,22 @@ type CanaryStatus struct {
 	// +kubebuilder:validation:MaxItems=4
 	// +kubebuilder:validation:items:MaxLength=512
 	IgnoredAnnotations []string `json:"ignoredAnnotations,omitempty"`
+
+	// headerRouted is true while the observed HTTPRoute sends the requests that match
+	// spec.rollout.canary.headerRoute to the canary: from when the canary has a pod available
+	// until its traffic goes back to the stable Deployment.
+	// +optional
+	HeaderRouted bool `json:"headerRouted,omitempty"`
+
+	// stableRevisions are, with spec.rollout.canary.rollbackWindow, the revisions the stable
+	// Deployment was seen to run with its rollout complete, newest first, each once: the one it
+	// runs, then at most rollbackWindow.revisions before it. A pod template set back to one of
+	// those before it goes back without a canary. Omitted without a rollback window.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=11
+	// +kubebuilder:validation:items:MaxLength=63
+	StableRevisions []string `json:"stableRevisions,omitempty"`
 }
 
 // ConditionCanary is there while spec.rollout.canary is set. It is True unless the last canary

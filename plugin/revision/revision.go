@@ -2,9 +2,6 @@ package revision
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -44,10 +41,10 @@ func Of(d *appsv1.Deployment) string {
 
 // Desired is the revision of the pod template the hook builds for wa's spec, with stable as the
 // WebApp's observed stable Deployment (nil when there is none). It is the hook's own answer,
-// from sync/wire and sync.Sync. The template's ConfigMap and Secret digest is stable's, as the
-// hook keeps it when Metacontroller sends it no ConfigMaps or Secrets: a change of their data
-// since stable was made is not seen. Nor are the hook's install defaults
-// (--default-security-profile), which this package cannot read.
+// from sync.PodTemplate, with stable read as sync/wire reads it. The template's ConfigMap and
+// Secret digest is stable's, as the hook keeps it when Metacontroller sends it no ConfigMaps or
+// Secrets: a change of their data since stable was made is not seen. Nor are the hook's install
+// defaults (--default-security-profile), which this package cannot read.
 func Desired(wa *webappv1.WebApp, stable *appsv1.Deployment) (string, error) {
 	t, err := build(wa, &wa.Spec, stable)
 	if err != nil {
@@ -56,45 +53,28 @@ func Desired(wa *webappv1.WebApp, stable *appsv1.Deployment) (string, error) {
 	return sync.TemplateHash(t), nil
 }
 
-// build is the pod template sync.Sync builds for spec, as the spec of the WebApp wa, with stable
-// observed. The spec's rollout is left out: it does not reach the template, and without it the
-// answer's Deployment carries the template the spec asks for, whatever a canary would hold.
+// build is the pod template the hook builds for spec, as the spec of the WebApp wa, with stable
+// observed (sync.PodTemplate), spec defaulted as the hook's request is (webappv1.Default), in a
+// copy. The spec's rollout is left out: it does not reach the template, so neither does a
+// problem of it.
 func build(wa *webappv1.WebApp, spec *webappv1.WebAppSpec, stable *appsv1.Deployment) (*corev1.PodTemplateSpec, error) {
 	s, err := roundTrip(spec)
 	if err != nil {
 		return nil, err
 	}
 	s.Rollout = nil
-	parent := map[string]any{
-		"apiVersion": webappv1.Group + "/" + webappv1.Version,
-		"kind":       webappv1.Kind,
-		"metadata":   map[string]any{"name": wa.Name, "namespace": wa.Namespace, "generation": wa.Generation},
-		"spec":       s,
-	}
-	children := map[string]any{}
+	webappv1.Default(s)
+	var observed *sync.ObservedDeployment
 	if stable != nil {
-		d := stable.DeepCopy()
-		d.APIVersion, d.Kind = "apps/v1", "Deployment"
-		children["Deployment.apps/v1"] = map[string]any{d.Name: d}
-	}
-	body, err := json.Marshal(map[string]any{"parent": parent, "children": children})
-	if err != nil {
-		return nil, err
-	}
-	req, err := wire.DecodeRequest(body)
-	if err != nil {
-		return nil, err
-	}
-	resp := sync.Sync(req, time.Time{})
-	if resp.Status.Phase == webappv1.PhaseInvalid {
-		return nil, errors.New(resp.Status.Message)
-	}
-	for _, c := range resp.Children {
-		if d, ok := c.(*appsv1.Deployment); ok && d.Name == wa.Name {
-			return &d.Spec.Template, nil
+		b, err := json.Marshal(stable)
+		if err != nil {
+			return nil, err
+		}
+		if observed, err = wire.Deployment(b); err != nil {
+			return nil, err
 		}
 	}
-	return nil, fmt.Errorf("the hook builds no Deployment %s for this spec: %s", wa.Name, resp.Status.Message)
+	return sync.PodTemplate(wa.Name, s, observed)
 }
 
 // roundTrip copies a spec through its JSON form.

@@ -3,12 +3,15 @@ package revision
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
 	"github.com/example/webapp-operator/sync"
@@ -148,4 +151,56 @@ func TestPlan(t *testing.T) {
 			t.Errorf("Plan: %v; want ErrNoTemplate", err)
 		}
 	})
+}
+
+func TestPrevious(t *testing.T) {
+	wa, stable, _ := example(t)
+	// rs is a ReplicaSet of stable of its template with image, revision n, as the Deployment
+	// controller made it: stable's annotations, Metacontroller's last-applied one of that image.
+	rs := func(image, n string) appsv1.ReplicaSet {
+		a := maps.Clone(stable.Annotations)
+		a[sync.AnnotationLastApplied] = strings.ReplaceAll(a[sync.AnnotationLastApplied], stableImage, image)
+		a[AnnotationDeploymentRevision] = n
+		return appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "shop-" + n, Annotations: a}}
+	}
+	revisionOf := func(r appsv1.ReplicaSet) string {
+		t, _ := sync.AppliedTemplate(r.Annotations[sync.AnnotationLastApplied])
+		return sync.TemplateHash(t)
+	}
+	current, older, oldest := rs(stableImage, "3"), rs("nginx:1.26", "2"), rs("nginx:1.25", "1")
+	bare := rs("nginx:1.24", "4")
+	delete(bare.Annotations, sync.AnnotationLastApplied)
+	unnumbered := rs("nginx:1.23", "x")
+	for _, tc := range []struct {
+		name      string
+		sets      []appsv1.ReplicaSet
+		want      string
+		wantImage string // "" for ErrNoPrevious
+	}{
+		{"the newest template other than the one the stable Deployment runs", []appsv1.ReplicaSet{oldest, current, older}, "", "nginx:1.26"},
+		{"the revision named, older", []appsv1.ReplicaSet{oldest, current, older}, revisionOf(oldest), "nginx:1.25"},
+		{"a ReplicaSet without the hook's template, or without a number, is not read", []appsv1.ReplicaSet{oldest, bare, unnumbered}, "", "nginx:1.25"},
+		{"the revision named, kept by none", []appsv1.ReplicaSet{oldest, current, older}, "0123456789", ""},
+		{"only the one it runs", []appsv1.ReplicaSet{current}, "", ""},
+		{"none", nil, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Previous(wa, stable, tc.sets, tc.want)
+			if tc.wantImage == "" {
+				if !errors.Is(err, ErrNoPrevious) {
+					t.Fatalf("Previous = %+v, %v; want ErrNoPrevious", got, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.From != canaryRevision || got.Spec.Image != tc.wantImage || !slices.Equal(got.Changed, []string{"image"}) {
+				t.Errorf("from %s, image %s, changed %q; want from %s, image %s, changed [image]", got.From, got.Spec.Image, got.Changed, canaryRevision, tc.wantImage)
+			}
+			if d, err := Desired(&webappv1.WebApp{ObjectMeta: wa.ObjectMeta, Spec: got.Spec}, stable); err != nil || d != got.To {
+				t.Errorf("the rolled back spec asks for %s (%v); want To, %s", d, err, got.To)
+			}
+		})
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -64,6 +65,56 @@ func Plan(wa *webappv1.WebApp, stable *appsv1.Deployment) (*Rollback, error) {
 	if !ok {
 		return nil, ErrNoTemplate
 	}
+	return planTo(wa, stable, applied)
+}
+
+// ErrNoPrevious is Previous's error when no ReplicaSet of the stable Deployment keeps a template
+// the hook applied before the one it runs (or, named, the revision asked for).
+var ErrNoPrevious = errors.New("no ReplicaSet of the stable Deployment keeps an earlier template the hook applied")
+
+// AnnotationDeploymentRevision is the Deployment controller's number of a ReplicaSet's place in
+// its Deployment's history: the newest has the highest.
+const AnnotationDeploymentRevision = "deployment.kubernetes.io/revision"
+
+// Previous is the rollback of wa to a revision its stable Deployment ran before the one it runs,
+// as Plan's to the one it runs: want, when it is not "" (the rollback window's previous revision,
+// status.canary.stableRevisions), else the newest other one. It reads replicaSets, those the
+// stable Deployment owns: the Deployment controller copies the Deployment's annotations to the
+// ReplicaSet it makes of a template, Metacontroller's last-applied one included, so each keeps the
+// template the hook applied then (Applied). The newest by AnnotationDeploymentRevision is taken
+// of those whose template is not the one stable runs, and is want when want is set; ErrNoPrevious
+// when there is none. A MismatchError says where the spec rebuilt from it differs.
+func Previous(wa *webappv1.WebApp, stable *appsv1.Deployment, replicaSets []appsv1.ReplicaSet, want string) (*Rollback, error) {
+	current := Of(stable)
+	var best *corev1.PodTemplateSpec
+	bestAt := int64(-1)
+	for i := range replicaSets {
+		rs := &replicaSets[i]
+		t, ok := sync.AppliedTemplate(rs.Annotations[sync.AnnotationLastApplied])
+		if !ok {
+			continue
+		}
+		r := sync.TemplateHash(t)
+		if r == current || want != "" && r != want {
+			continue
+		}
+		at, err := strconv.ParseInt(rs.Annotations[AnnotationDeploymentRevision], 10, 64)
+		if err != nil {
+			continue
+		}
+		if at > bestAt {
+			best, bestAt = t, at
+		}
+	}
+	if best == nil {
+		return nil, ErrNoPrevious
+	}
+	return planTo(wa, stable, *best)
+}
+
+// planTo is the rollback of wa to the pod template applied, one the hook applied to its stable
+// Deployment stable (now, or in an earlier revision).
+func planTo(wa *webappv1.WebApp, stable *appsv1.Deployment, applied corev1.PodTemplateSpec) (*Rollback, error) {
 	want := sync.TemplateHash(&applied)
 	from, err := Desired(wa, stable)
 	if err != nil {

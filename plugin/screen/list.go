@@ -9,6 +9,7 @@ import (
 	"time"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/canary"
 )
 
 // List writes the table of kubectl webapp list: each WebApp, by namespace and name, with its
@@ -27,11 +28,11 @@ func List(w io.Writer, apps []webappv1.WebApp, now time.Time, allNamespaces bool
 	for i := range apps {
 		a := &apps[i]
 		st := &a.Status
-		canary, step, weight, analysis := ct("-", plain), "-", "-", ct("-", plain)
+		run, step, weight, analysis := ct("-", plain), "-", "-", ct("-", plain)
 		if cs := st.Canary; cs != nil {
-			canary = ct(string(cs.Phase), canaryTone(cs.Phase))
-			if ro := a.Spec.Rollout; ro != nil && ro.Canary != nil && len(ro.Canary.Steps) > 0 && cs.Phase != webappv1.CanaryPromoted {
-				step = fmt.Sprintf("%d/%d", min(int(cs.Step), len(ro.Canary.Steps)-1)+1, len(ro.Canary.Steps))
+			run = ct(string(cs.Phase), canaryTone(cs.Phase))
+			if plan := a.Spec.Rollout.Plan(); plan != nil && len(plan.Steps) > 0 && cs.Phase != webappv1.CanaryPromoted && !canary.RolledBackWithinWindow(cs) {
+				step = fmt.Sprintf("%d/%d", canary.StepIndex(plan, cs)+1, len(plan.Steps))
 			}
 			if cs.Weight != nil {
 				weight = fmt.Sprintf("%d%%", *cs.Weight)
@@ -44,7 +45,7 @@ func List(w io.Writer, apps []webappv1.WebApp, now time.Time, allNamespaces bool
 		if a.Generation > st.ObservedGeneration && st.Phase != "" {
 			phase.text += "*"
 		}
-		r := []cell{c(a.Name), c(orDash(st.ReadyOfDesired)), phase, canary, c(step), c(weight), analysis, c(age(now, a.CreationTimestamp.Time))}
+		r := []cell{c(a.Name), c(orDash(st.ReadyOfDesired)), phase, run, c(step), c(weight), analysis, c(age(now, a.CreationTimestamp.Time))}
 		if allNamespaces {
 			r = append([]cell{c(a.Namespace)}, r...)
 		}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
+	"github.com/example/webapp-operator/canary"
 	"github.com/example/webapp-operator/plugin/revision"
 	"github.com/example/webapp-operator/sync"
 )
@@ -30,7 +31,10 @@ type Story struct {
 	Deployments []appsv1.Deployment `json:"deployments,omitempty"`
 	// Pods are its pods, of either track (webappv1.LabelTrack).
 	Pods []corev1.Pod `json:"pods,omitempty"`
-	// Unread says, of "deployments" and "pods", why they could not be read (RBAC refused the
+	// Events are the Events on the WebApp (the notifier's, docs/notifications.md), in any order;
+	// the screen shows the latest MaxEvents.
+	Events []corev1.Event `json:"events,omitempty"`
+	// Unread says, of "deployments", "pods" and "events", why they could not be read (RBAC refused the
 	// user, say): the screen says so where they would be.
 	Unread map[string]string `json:"unread,omitempty"`
 }
@@ -48,12 +52,12 @@ type Recording struct {
 // Render writes the screen of s to w: the WebApp's phase, reason and URL; its stable and canary
 // revisions with their images and pods; the canary's steps, the current one marked with its
 // pause left and the weight asked for against the weight the route carries; the analysis's
-// latest check; the failed checks; the conditions; and the pods by track, with why any cannot
-// start.
+// latest check; the failed checks; the conditions, and under them the latest Events on the
+// WebApp (none: no section); and the pods by track, with why any cannot start.
 func Render(w io.Writer, s *Story, o Options) error {
 	v := &view{Story: s, o: o}
 	var b bytes.Buffer
-	for _, section := range []func(io.Writer){v.header, v.revisions, v.canary, v.analysis, v.conditions, v.pods} {
+	for _, section := range []func(io.Writer){v.header, v.revisions, v.canary, v.analysis, v.conditions, v.events, v.pods} {
 		section(&b)
 	}
 	_, err := w.Write(b.Bytes())
@@ -81,13 +85,9 @@ func (v *view) canaryDeployment() *appsv1.Deployment {
 	return v.deployment(v.WebApp.Name + webappv1.CanarySuffix)
 }
 
-// plan is spec.rollout.canary, nil when the spec asks for no canary.
-func (v *view) plan() *webappv1.Canary {
-	if ro := v.WebApp.Spec.Rollout; ro != nil {
-		return ro.Canary
-	}
-	return nil
-}
+// plan is the canary plan of spec.rollout (webappv1.Rollout.Plan: canary, or blueGreen as one),
+// nil when the spec asks for neither.
+func (v *view) plan() *webappv1.Canary { return v.WebApp.Spec.Rollout.Plan() }
 
 func (v *view) header(w io.Writer) {
 	wa := &v.WebApp
@@ -156,23 +156,30 @@ func (v *view) canary(w io.Writer) {
 		return
 	}
 	fmt.Fprintln(w)
+	if canary.RolledBackWithinWindow(cs) {
+		v.rolledBackWithinWindow(w, cs)
+		return
+	}
 	var steps []webappv1.CanaryStep
 	if plan != nil {
 		steps = plan.Steps
 	}
-	cur := int(cs.Step)
-	if len(steps) > 0 {
-		cur = min(cur, len(steps)-1)
-	}
+	cur := canary.StepIndex(plan, cs)
 	name := cs.Revision
 	if cs.Attempt > 0 {
 		name += fmt.Sprintf(" (attempt %d)", cs.Attempt)
 	}
 	head := fmt.Sprintf("Canary %s: %s", name, v.o.paint(string(cs.Phase), canaryTone(cs.Phase)))
-	if len(steps) > 0 {
+	switch {
+	case v.WebApp.Spec.Rollout.IsBlueGreen(): // one step, its preview
+		head = fmt.Sprintf("Blue-green %s: %s", name, v.o.paint(string(cs.Phase), canaryTone(cs.Phase)))
+		if canary.AtAStep(cs.Phase) {
+			head += " at its preview"
+		}
+	case len(steps) > 0:
 		head += fmt.Sprintf(" at step %d of %d", cur+1, len(steps))
 	}
-	if t := cs.StepStartTime; t != nil && live(cs.Phase) {
+	if t := cs.StepStartTime; t != nil && canary.AtAStep(cs.Phase) {
 		head += ", since " + clock(v.Now, t.Time)
 	}
 	fmt.Fprintln(w, head)
@@ -181,9 +188,9 @@ func (v *view) canary(w io.Writer) {
 	} else {
 		rows := [][]cell{{c(""), c("STEP"), c("WEIGHT"), c("PAUSE"), c("")}}
 		for i, s := range steps {
-			marker, state := "", v.stepState(cs, i, cur, s)
+			marker, state := "", v.stepState(cs, i, cur)
 			t := plain
-			if i == cur && live(cs.Phase) {
+			if i == cur && canary.AtAStep(cs.Phase) {
 				marker, t = ">", mark
 			}
 			pause := "until promoted"
@@ -195,7 +202,10 @@ func (v *view) canary(w io.Writer) {
 		v.o.table(w, "", rows)
 	}
 	if cs.Phase != webappv1.CanaryPromoted {
-		v.o.field(w, "Weight", v.weight(cs, steps, cur), plain)
+		v.o.field(w, "Weight", v.weight(cs), plain)
+	}
+	if plan != nil && plan.HeaderRoute != nil && (cs.HeaderRouted || canary.AtAStep(cs.Phase) || cs.Phase == webappv1.CanaryPromoting) {
+		v.o.field(w, "Headers", headerRoute(plan, cs.HeaderRouted), plain)
 	}
 	maxFailed := int32(webappv1.DefaultMaxFailedChecks)
 	if plan != nil && plan.MaxFailedChecks != nil {
@@ -205,7 +215,7 @@ func (v *view) canary(w io.Writer) {
 	switch {
 	case cs.FailedChecks > 0:
 		v.o.field(w, "Checks", checks, bad)
-	case live(cs.Phase):
+	case canary.AtAStep(cs.Phase):
 		v.o.field(w, "Checks", checks, plain)
 	}
 	if cs.LastFailedCheck != "" {
@@ -218,6 +228,20 @@ func (v *view) canary(w io.Writer) {
 	if cs.Retries > 0 {
 		v.o.field(w, "Retries", fmt.Sprintf("%d (webapp.example.com/retry)", cs.Retries), plain)
 	}
+	v.ignoredAndMessage(w, cs)
+}
+
+// rolledBackWithinWindow draws the canary section of a rollback within the rollback window
+// (canary.RolledBackWithinWindow): no canary ran, so there are no steps, weight or checks to
+// show; cs.Revision is the revision gone back to, not a canary's.
+func (v *view) rolledBackWithinWindow(w io.Writer, cs *webappv1.CanaryStatus) {
+	fmt.Fprintf(w, "Canary: none; %s to %s within the rollback window\n", v.o.paint(string(cs.Phase), canaryTone(cs.Phase)), cs.Revision)
+	v.ignoredAndMessage(w, cs)
+}
+
+// ignoredAndMessage draws the annotations the hook ignores, each with why, and the canary's
+// message unless the WebApp's message holds it already.
+func (v *view) ignoredAndMessage(w io.Writer, cs *webappv1.CanaryStatus) {
 	for _, ignored := range cs.IgnoredAnnotations {
 		v.o.field(w, "Ignored", ignored, plain)
 	}
@@ -226,13 +250,8 @@ func (v *view) canary(w io.Writer) {
 	}
 }
 
-// live reports whether a canary in phase p is at a step.
-func live(p webappv1.CanaryPhase) bool {
-	return p == webappv1.CanaryProgressing || p == webappv1.CanaryPaused
-}
-
-// stepState says where step i (of the spec's steps, s) stands, cur being the canary's.
-func (v *view) stepState(cs *webappv1.CanaryStatus, i, cur int, s webappv1.CanaryStep) string {
+// stepState says where step i of the spec's steps stands, cur being the canary's.
+func (v *view) stepState(cs *webappv1.CanaryStatus, i, cur int) string {
 	switch cs.Phase {
 	case webappv1.CanaryPromoting, webappv1.CanaryPromoted:
 		if i <= cur {
@@ -259,31 +278,58 @@ func (v *view) stepState(cs *webappv1.CanaryStatus, i, cur int, s webappv1.Canar
 		return "paused until promoted"
 	case cs.PauseStartTime == nil:
 		return "weight moving into place"
-	case s.PauseSeconds == nil:
+	}
+	end, timed := canary.PauseEnd(v.plan(), cs)
+	if !timed {
 		return "weight in place"
 	}
-	left := cs.PauseStartTime.Add(time.Duration(*s.PauseSeconds) * time.Second).Sub(v.Now)
-	if left > 0 {
+	if left := end.Sub(v.Now); left > 0 {
 		return "held, " + left.Round(time.Second).String() + " left"
 	}
-	if plan := v.plan(); plan != nil && plan.Analysis != nil {
-		if a := cs.Analysis; a == nil || a.Result != webappv1.CheckPassed || a.Step != cs.Step || a.CheckTime.Before(cs.PauseStartTime) {
-			return "pause over; waits for a passing check"
-		}
+	if !canary.AnalysisPassed(v.plan(), cs) {
+		return "pause over; waits for a passing check"
 	}
 	return "pause over"
 }
 
-// weight says what share of the traffic the canary is asked for and what it has: the weight the
-// observed route carries, or without a route the share its available pods cover.
-func (v *view) weight(cs *webappv1.CanaryStatus, steps []webappv1.CanaryStep, cur int) string {
-	asked := "0%"
+// headerRoute says which requests plan's header route sends to the canary, whether the route
+// carries it (routed, status.canary.headerRouted), and, with an analysis, whether it counts them:
+// "X-Canary: always, or Cookie ~ canary=1: to the canary, on the route; counted by the analysis".
+func headerRoute(plan *webappv1.Canary, routed bool) string {
+	var matches []string
+	for _, m := range plan.HeaderRoute.Matches {
+		var headers []string
+		for _, h := range m.Headers {
+			op := ": "
+			if h.Type == webappv1.HeaderMatchRegularExpression {
+				op = " ~ "
+			}
+			headers = append(headers, h.Name+op+h.Value)
+		}
+		matches = append(matches, strings.Join(headers, " and "))
+	}
+	s := strings.Join(matches, ", or ") + ": to the canary, on the route"
+	if !routed {
+		s = strings.Join(matches, ", or ") + ": not on the route yet (once a canary pod is available)"
+	}
 	switch {
-	case cs.Phase == webappv1.CanaryPromoting:
-		asked = "100%"
-	case live(cs.Phase) && cur < len(steps):
-		asked = fmt.Sprintf("%d%%", steps[cur].Weight)
-	case cs.Phase == webappv1.CanaryPromoted:
+	case plan.Analysis == nil:
+	case plan.HeaderRoute.Counted():
+		s += "; counted by the analysis"
+	default:
+		s += "; left out of the analysis"
+	}
+	return s
+}
+
+// weight says what share of the traffic the canary is asked for (canary.Target) and what it
+// has: the weight the observed route carries, or without a route the share its available pods
+// cover.
+func (v *view) weight(cs *webappv1.CanaryStatus) string {
+	asked := "0%"
+	if w, ok := canary.Target(v.plan(), cs); ok {
+		asked = fmt.Sprintf("%d%%", w)
+	} else if cs.Phase == webappv1.CanaryPromoted {
 		asked = "none"
 	}
 	has := "none"
@@ -381,6 +427,60 @@ func (v *view) conditions(w io.Writer) {
 	}
 }
 
+// MaxEvents is how many Events the screen shows, the latest.
+const MaxEvents = 5
+
+// events writes the latest MaxEvents Events on the WebApp, oldest first, as kubectl describe
+// lists them, each message under the table unless the screen shows it already. No Events, and
+// none unread, write nothing.
+func (v *view) events(w io.Writer) {
+	if why, ok := v.Unread["events"]; ok {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Events: cannot be read")
+		v.o.note(w, "  ", why)
+		return
+	}
+	if len(v.Events) == 0 {
+		return
+	}
+	evs := slices.Clone(v.Events)
+	slices.SortStableFunc(evs, func(a, b corev1.Event) int { return eventTime(a).Compare(eventTime(b)) })
+	title := "Events"
+	if len(evs) > MaxEvents {
+		title = fmt.Sprintf("Events (the latest %d of %d)", MaxEvents, len(evs))
+		evs = evs[len(evs)-MaxEvents:]
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, title)
+	rows := [][]cell{{c("AGE"), c("TYPE"), c("REASON")}}
+	var notes []string
+	for _, e := range evs {
+		t := good
+		if e.Type == corev1.EventTypeWarning {
+			t = bad
+		}
+		rows = append(rows, []cell{c(age(v.Now, eventTime(e))), ct(e.Type, t), c(e.Reason)})
+		if e.Message != "" && !v.shown(e.Message) {
+			notes = append(notes, e.Reason+": "+e.Message)
+		}
+	}
+	v.o.table(w, "  ", rows)
+	for _, n := range notes {
+		v.o.note(w, "  ", n)
+	}
+}
+
+// eventTime is when e last happened: its lastTimestamp, else its eventTime, else its creation.
+func eventTime(e corev1.Event) time.Time {
+	switch {
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	}
+	return e.CreationTimestamp.Time
+}
+
 // shown reports whether msg is on the screen already, as the WebApp's or the canary's message.
 func (v *view) shown(msg string) bool {
 	st := &v.WebApp.Status
@@ -450,7 +550,7 @@ func podStatus(p *corev1.Pod) (string, tone) {
 	}
 	for _, cs := range p.Status.ContainerStatuses {
 		if w := cs.State.Waiting; w != nil && w.Reason != "" {
-			if stuckReason(w.Reason) {
+			if sync.StuckReason(w.Reason) {
 				return w.Reason, bad
 			}
 			return w.Reason, busy
@@ -470,35 +570,14 @@ func podStatus(p *corev1.Pod) (string, tone) {
 	return string(p.Status.Phase), busy
 }
 
-// stuckReasons are the container waiting reasons that mean a pod cannot start by itself, as the
-// hook's pod diagnosis reads them (sync).
-var stuckReasons = []string{"InvalidImageName", "ErrImagePull", "ImagePullBackOff", "CreateContainerConfigError", "CreateContainerError", "CrashLoopBackOff"}
-
-func stuckReason(r string) bool { return slices.Contains(stuckReasons, r) }
-
-// whyStuck says why a pod cannot start, "" when nothing says it cannot: the scheduler's
-// Unschedulable, or a container's waiting reason and message (for CrashLoopBackOff, its last
-// exit).
+// whyStuck says why a pod cannot start, as the hook's pod diagnosis reads it (sync.WhyStuck):
+// "<reason>: <message>", the reason alone without a message; "" when nothing says it cannot.
 func whyStuck(p *corev1.Pod) string {
-	for _, cd := range p.Status.Conditions {
-		if cd.Type == corev1.PodScheduled && cd.Status == corev1.ConditionFalse && cd.Reason == corev1.PodReasonUnschedulable {
-			return cd.Reason + ": " + cd.Message
-		}
+	reason, detail := sync.WhyStuck(&p.Status)
+	if detail == "" {
+		return reason
 	}
-	for _, cs := range p.Status.ContainerStatuses {
-		w := cs.State.Waiting
-		if w == nil || !stuckReason(w.Reason) {
-			continue
-		}
-		if t := cs.LastTerminationState.Terminated; w.Reason == "CrashLoopBackOff" && t != nil {
-			return fmt.Sprintf("%s: container %s exited with code %d (%s)", w.Reason, cs.Name, t.ExitCode, t.Reason)
-		}
-		if w.Message == "" {
-			return w.Reason
-		}
-		return w.Reason + ": " + w.Message
-	}
-	return ""
+	return reason + ": " + detail
 }
 
 // imageOf is the image of a template's app container, "-" when it has none.

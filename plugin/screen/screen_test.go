@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	webappv1 "github.com/example/webapp-operator/api/v1"
@@ -75,9 +76,10 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 // TestScreens draws every recorded story, each canary phase and each result of the analysis
-// among them, against its golden screen, at 80 columns and without colour.
+// among them, a header route at a step of weight 0 and a rollback within the rollback window,
+// against its golden screen, at 80 columns and without colour.
 func TestScreens(t *testing.T) {
-	want := []string{"progressing", "paused", "promoting", "promoted", "aborted", "rolledback", "analysis-passed", "analysis-failed", "analysis-inconclusive"}
+	want := []string{"progressing", "paused", "promoting", "promoted", "aborted", "rolledback", "analysis-passed", "analysis-failed", "analysis-inconclusive", "testers", "rollback-window"}
 	recs := recordings(t)
 	for _, name := range want {
 		if recs[name] == nil {
@@ -176,7 +178,7 @@ func TestPauseLeft(t *testing.T) {
 			s := &Story{Now: mustTime(tc.now), WebApp: webappv1.WebApp{Spec: webappv1.WebAppSpec{Rollout: &webappv1.Rollout{Canary: plan}}}}
 			v := &view{Story: s}
 			cs := &webappv1.CanaryStatus{Phase: webappv1.CanaryProgressing, Step: 1, PauseStartTime: &metav1.Time{Time: start}, Analysis: tc.analysis}
-			if got := v.stepState(cs, 1, 1, plan.Steps[1]); got != tc.want {
+			if got := v.stepState(cs, 1, 1); got != tc.want {
 				t.Errorf("stepState = %q; want %q", got, tc.want)
 			}
 		})
@@ -228,5 +230,40 @@ func TestWrap(t *testing.T) {
 		if got := wrap(tc.text, tc.width); strings.Join(got, "|") != strings.Join(tc.want, "|") {
 			t.Errorf("wrap(%q, %d) = %q; want %q", tc.text, tc.width, got, tc.want)
 		}
+	}
+}
+
+// TestEvents draws the aborted story with the Events the notifier records on it, more than
+// MaxEvents, in no order: the latest MaxEvents, oldest first, each message under the table unless
+// the screen shows it already (golden events.txt); and a story whose Events could not be read.
+func TestEvents(t *testing.T) {
+	rec := recordings(t)["aborted"]
+	s := rec.Story
+	at := func(sec int) metav1.Time { return metav1.NewTime(s.Now.Add(time.Duration(-sec) * time.Second)) }
+	ev := func(reason, typ, msg string, sec int) corev1.Event {
+		return corev1.Event{Reason: reason, Type: typ, Message: msg, LastTimestamp: at(sec)}
+	}
+	s.Events = []corev1.Event{
+		ev("CanaryAborted", corev1.EventTypeWarning, s.WebApp.Status.Canary.Message, 10),
+		ev("CanaryStarted", corev1.EventTypeNormal, "Canary of revision 4257d9134c started.", 20),
+		ev("CanaryPromoted", corev1.EventTypeNormal, "Revision e7ba8439b9 was promoted: the stable Deployment runs it.", 40),
+		ev("CanaryStepDone", corev1.EventTypeNormal, "Step 2 of 2 (50% of the traffic) done.", 45),
+		ev("CanaryStepDone", corev1.EventTypeNormal, "Step 1 of 2 (25% of the traffic) done.", 50),
+		ev("CanaryWaiting", corev1.EventTypeNormal, "Step 1 of 2: 25% of the traffic on the canary, paused until it is promoted.", 60),
+		ev("CanaryStarted", corev1.EventTypeNormal, "Canary of revision e7ba8439b9 started.", 61),
+	}
+	var b bytes.Buffer
+	if err := Render(&b, &s, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "events.txt", b.Bytes())
+
+	s.Events, s.Unread = nil, map[string]string{"events": `events is forbidden: User "dev" cannot list resource "events"`}
+	b.Reset()
+	if err := Render(&b, &s, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "Events: cannot be read\n  events is forbidden") {
+		t.Errorf("no word of the unread Events:\n%s", b.String())
 	}
 }

@@ -46,8 +46,10 @@ type seed struct {
 	measurement *canary.Measurement
 }
 
-// seeds are the stories of every canary phase, the analysis's three results, and pods that
-// cannot start.
+// seeds are the stories of every canary phase, the analysis's three results, pods that cannot
+// start, a header route (at the last step, and at a first step of weight 0, examples/canary-testers),
+// a rollback within the rollback window (examples/canary-undo), and a blue-green release's preview
+// and switch (examples/blue-green).
 var seeds = []seed{
 	{name: "progressing", example: "canary-paused", answer: true, now: "2026-11-29T10:03:00Z", edit: atStep2},
 	{name: "paused", example: "canary-paused", answer: true, now: "2026-11-29T10:04:30Z"},
@@ -62,6 +64,69 @@ var seeds = []seed{
 	}},
 	{name: "analysis-inconclusive", example: "canary-analysis", answer: true, now: "2026-11-29T12:00:05Z"},
 	{name: "image-pull-backoff", example: "image-pull-backoff", answer: true, now: "2026-11-29T09:07:00Z"},
+	{name: "header-route", example: "canary-paused", answer: true, now: "2026-11-29T10:04:30Z", edit: headerRouted},
+	{name: "testers", example: "canary-testers", answer: true, now: "2026-11-29T12:00:00Z"},
+	{name: "rollback-window", example: "canary-undo", answer: true, now: "2026-11-29T12:00:35Z", edit: rolledBackInWindow},
+	{name: "blue-green", example: "blue-green", answer: true, now: "2026-11-29T12:00:00Z"},
+	{name: "blue-green-switch", example: "blue-green", answer: true, now: "2026-11-29T12:00:00Z", edit: annotate(webappv1.AnnotationPromote)},
+}
+
+// rolledBackInWindow applies the hook's answer to the request of examples/canary-undo, at its time
+// (12:00:00): the stable Deployment takes the template of the revision gone back to, and has
+// rolled back to it by 12:00:30 (its ReplicaSet of that template, shop-7c9d8f6b54, scaled up
+// again); the WebApp's status is the one that answer wrote.
+func rolledBackInWindow(req map[string]any) string {
+	b, _ := json.Marshal(req)
+	decoded, err := wire.DecodeRequest(b)
+	if err != nil {
+		panic(err)
+	}
+	resp := sync.Sync(decoded, mustTime("2026-11-29T12:00:00Z"))
+	var desired *appsv1.Deployment
+	for _, c := range resp.Children {
+		if d, ok := c.(*appsv1.Deployment); ok && d.Name == "shop" {
+			desired = d
+		}
+	}
+	if desired == nil || resp.Status.Canary == nil || resp.Status.Canary.Phase != webappv1.CanaryRolledBack {
+		panic("examples/canary-undo: the answer does not roll the stable Deployment back")
+	}
+	stable := child(req, "Deployment.apps/v1", "default/shop")
+	old := stable["metadata"].(map[string]any)
+	applied, _ := json.Marshal(desired)
+	var obj map[string]any
+	_ = roundTrip(desired, &obj)
+	meta := obj["metadata"].(map[string]any)
+	meta["annotations"].(map[string]any)[sync.AnnotationLastApplied] = string(applied)
+	meta["generation"], meta["creationTimestamp"], meta["uid"] = 3, old["creationTimestamp"], old["uid"]
+	obj["status"] = map[string]any{"observedGeneration": 3, "replicas": 4, "updatedReplicas": 4, "readyReplicas": 4, "availableReplicas": 4,
+		"conditions": []any{map[string]any{"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable", "message": `ReplicaSet "shop-7c9d8f6b54" has successfully progressed.`, "lastUpdateTime": "2026-11-29T12:00:30Z", "lastTransitionTime": "2026-11-29T10:00:20Z"}}}
+	req["children"].(map[string]any)["Deployment.apps/v1"].(map[string]any)["default/shop"] = obj
+	var st map[string]any
+	_ = roundTrip(resp.Status, &st)
+	req["parent"].(map[string]any)["status"] = st
+	return "the hook's answer at 12:00:00 applied (the stable Deployment back at nginx:1.27, rolled out by 12:00:30) and the status it wrote"
+}
+
+// headerRouted gives the canary a header route (X-Canary: always, or a cookie canary=always),
+// and the route its rule, before the weighted one, as the hook writes it.
+func headerRouted(req map[string]any) string {
+	c := req["parent"].(map[string]any)["spec"].(map[string]any)["rollout"].(map[string]any)["canary"].(map[string]any)
+	c["headerRoute"] = map[string]any{"matches": []any{
+		map[string]any{"headers": []any{map[string]any{"name": "X-Canary", "value": "always"}}},
+		map[string]any{"headers": []any{map[string]any{"name": "Cookie", "value": "(^|; *)canary=always(;|$)", "type": "RegularExpression"}}},
+	}}
+	path := map[string]any{"type": "PathPrefix", "value": "/"}
+	route := child(req, "HTTPRoute.gateway.networking.k8s.io/v1", "default/shop")
+	spec := route["spec"].(map[string]any)
+	spec["rules"] = append([]any{map[string]any{
+		"matches": []any{
+			map[string]any{"path": path, "headers": []any{map[string]any{"type": "Exact", "name": "X-Canary", "value": "always"}}},
+			map[string]any{"path": path, "headers": []any{map[string]any{"type": "RegularExpression", "name": "Cookie", "value": "(^|; *)canary=always(;|$)"}}},
+		},
+		"backendRefs": []any{map[string]any{"group": "", "kind": "Service", "name": "shop-canary", "port": 80, "weight": 1}},
+	}}, spec["rules"].([]any)...)
+	return "spec.rollout.canary.headerRoute X-Canary: always, or a cookie canary=always, and the route's rule for it before the weighted one"
 }
 
 func TestSeed(t *testing.T) {

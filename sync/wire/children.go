@@ -115,6 +115,18 @@ var views = map[*sync.Kind]func(decode func(any) error) (sync.Child, error){
 	sync.RouteKind:            routeView,
 }
 
+// Deployment reads a Deployment, as JSON, into the view the decision reads of an observed one
+// (sync.ObservedDeployment), as DecodeRequest reads a request's: for one had another way
+// (kubectl webapp reads it from the API server), so that both read it alike. A body that does
+// not decode is a *RequestError naming the field.
+func Deployment(body []byte) (*sync.ObservedDeployment, error) {
+	c, err := deploymentView(func(v any) error { return jsonv2.Unmarshal(body, v, decodeOptions) })
+	if err != nil {
+		return nil, requestError(err, "", body)
+	}
+	return c.Deployment, nil
+}
+
 // deploymentView, ingressView, autoscalerView, routeView and identityView decode an observed child of a
 // kind the hook builds (views) into its identity and view with decode, which decodes JSON
 // into the value it is given. Members a view does not name are passed over unstored, whatever
@@ -185,6 +197,7 @@ func routeView(decode func(any) error) (sync.Child, error) {
 					Path struct {
 						Value string `json:"value"`
 					} `json:"path"`
+					Headers []gatewayv1.HTTPHeaderMatch `json:"headers"`
 				} `json:"matches"`
 				BackendRefs []sync.RouteBackend `json:"backendRefs"`
 			} `json:"rules"`
@@ -200,7 +213,14 @@ func routeView(decode func(any) error) (sync.Child, error) {
 		if len(rules[0].Matches) > 0 {
 			c.Route.Path = rules[0].Matches[0].Path.Value
 		}
-		c.Route.Backends = rules[0].BackendRefs
+		c.Route.Backends = rules[len(rules)-1].BackendRefs
+		if len(rules) > 1 { // a canary's header route, before the weighted rule
+			h := &sync.RouteRule{Backends: rules[len(rules)-2].BackendRefs}
+			for _, m := range rules[len(rules)-2].Matches {
+				h.Matches = append(h.Matches, sync.RouteMatch{Path: m.Path.Value, Headers: m.Headers})
+			}
+			c.Route.HeaderRule = h
+		}
 	}
 	return c, err
 }

@@ -16,6 +16,7 @@ import (
 	webappv1 "github.com/example/webapp-operator/api/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/example/webapp-operator/canary"
 	"github.com/example/webapp-operator/hooktest"
@@ -411,6 +412,64 @@ func TestDecodeRequestViews(t *testing.T) {
 		if !c.Built {
 			t.Errorf("%s: Built = false; want true for a kind the hook builds", c.Kind)
 		}
+	}
+}
+
+// TestDecodeRouteView: an HTTPRoute's view reads the weighted rule, the last, and the header
+// route's rule before it, when there is one.
+func TestDecodeRouteView(t *testing.T) {
+	weighted := `{"matches": [{"path": {"type": "PathPrefix", "value": "/api"}}], "backendRefs": [{"name": "hello-stable", "weight": 90}, {"name": "hello-canary", "weight": 10}]}`
+	header := `{"matches": [{"path": {"value": "/api"}, "headers": [{"type": "Exact", "name": "X-Canary", "value": "always"}]}, {"path": {"value": "/api"}, "headers": [{"name": "Cookie", "value": "canary=1"}]}],
+		"backendRefs": [{"name": "hello-canary", "weight": 1}]}`
+	ninety, ten, one := int32(90), int32(10), int32(1)
+	split := []sync.RouteBackend{{Name: "hello-stable", Weight: &ninety}, {Name: "hello-canary", Weight: &ten}}
+	exact := gatewayv1.HeaderMatchExact
+	for _, tc := range []struct {
+		name  string
+		rules string
+		want  *sync.ObservedRoute
+	}{
+		{"one rule", weighted, &sync.ObservedRoute{Generation: 2, Path: "/api", Backends: split}},
+		{"the header route's rule, then the weighted one", header + ", " + weighted, &sync.ObservedRoute{Generation: 2, Path: "/api", Backends: split, HeaderRule: &sync.RouteRule{
+			Matches: []sync.RouteMatch{
+				{Path: "/api", Headers: []gatewayv1.HTTPHeaderMatch{{Type: &exact, Name: "X-Canary", Value: "always"}}},
+				{Path: "/api", Headers: []gatewayv1.HTTPHeaderMatch{{Name: "Cookie", Value: "canary=1"}}},
+			},
+			Backends: []sync.RouteBackend{{Name: "hello-canary", Weight: &one}},
+		}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			route := `{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "metadata": {"name": "hello", "generation": 2}, "spec": {"rules": [` + tc.rules + `]}}`
+			req, err := wire.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "hello", "namespace": "n"}, "spec": {"image": "nginx"}}, "children": {"HTTPRoute.gateway.networking.k8s.io/v1": {"n/hello": ` + route + `}}}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(req.Children) != 1 || !reflect.DeepEqual(req.Children[0].Route, tc.want) {
+				t.Fatalf("route view =\n%s\nwant\n%s", asJSON(t, req.Children), asJSON(t, tc.want))
+			}
+		})
+	}
+}
+
+// TestDeployment: a Deployment read on its own is the view DecodeRequest reads of the same
+// Deployment as a child; one that does not fit names the field.
+func TestDeployment(t *testing.T) {
+	dep := `{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "hello", "generation": 3, "annotations": {"` + sync.AnnotationSpecHash + `": "abc", "` + canary.AnnotationRevision + `": "r2"}},
+		"spec": {"replicas": 2, "selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"annotations": {"` + webappv1.AnnotationConfigHash + `": "def"}}}},
+		"status": {"observedGeneration": 3, "replicas": 2, "conditions": [{"type": "Progressing", "status": "True", "message": "done"}]}}`
+	req, err := wire.DecodeRequest([]byte(`{"parent": {"metadata": {"name": "hello", "namespace": "n"}, "spec": {"image": "nginx"}}, "children": {"Deployment.apps/v1": {"n/hello": ` + dep + `}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := wire.Deployment([]byte(dep))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := req.Children[0].Deployment; !reflect.DeepEqual(got, want) {
+		t.Errorf("Deployment =\n%+v\nwant the request's view\n%+v", got, want)
+	}
+	if _, err := wire.Deployment([]byte(`{"spec": {"replicas": "two"}}`)); err == nil || !strings.Contains(err.Error(), "spec.replicas") {
+		t.Errorf("Deployment of a wrong replicas: %v; want an error naming spec.replicas", err)
 	}
 }
 

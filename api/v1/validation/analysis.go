@@ -35,12 +35,7 @@ func validateAnalysis(a *webappv1.CanaryAnalysis, fld *field.Path) field.ErrorLi
 		}
 	}
 	metrics := fld.Child("metrics")
-	switch n := len(a.Metrics); {
-	case n == 0:
-		errs = append(errs, field.Required(metrics, "an analysis needs at least one metric"))
-	case n > webappv1.MaxAnalysisMetrics:
-		errs = append(errs, field.TooMany(metrics, n, webappv1.MaxAnalysisMetrics))
-	}
+	errs = append(errs, validateCount(len(a.Metrics), webappv1.MaxAnalysisMetrics, metrics, "an analysis needs at least one metric")...)
 	seen := map[string]bool{}
 	for i := range a.Metrics {
 		m, at := &a.Metrics[i], metrics.Index(i)

@@ -31,9 +31,13 @@ func ValidateName(name string, spec *webappv1.WebAppSpec) field.ErrorList {
 		if msgs := validation.IsDNS1035Label(name); len(msgs) > 0 {
 			return field.ErrorList{field.Invalid(fld, Short(name), "cannot name the Service that spec.port asks for: "+msgs[0])}
 		}
-		if ro := spec.Rollout; ro != nil && ro.Canary != nil {
+		if ro := spec.Rollout; ro.Plan() != nil {
+			way := "canary"
+			if ro.IsBlueGreen() {
+				way = "blueGreen"
+			}
 			if msgs := validation.IsDNS1035Label(name + webappv1.CanarySuffix); len(msgs) > 0 {
-				return field.ErrorList{field.Invalid(fld, Short(name), "cannot name the Service "+name+webappv1.CanarySuffix+" that spec.rollout.canary asks for: "+msgs[0])}
+				return field.ErrorList{field.Invalid(fld, Short(name), "cannot name the Service "+name+webappv1.CanarySuffix+" that spec.rollout."+way+" asks for: "+msgs[0])}
 			}
 		}
 	}
@@ -83,6 +87,18 @@ func ValidateSpec(spec *webappv1.WebAppSpec, fld *field.Path) field.ErrorList {
 	errs = append(errs, validateAutoscaling(spec.Autoscaling, fld.Child("autoscaling"))...)
 	errs = append(errs, validateRollout(spec, fld)...)
 	return errs
+}
+
+// validateCount reports a list of n items at fld that is empty (Required, with the message
+// required) or longer than most (TooMany); nothing for 1 to most.
+func validateCount(n, most int, fld *field.Path, required string) field.ErrorList {
+	switch {
+	case n == 0:
+		return field.ErrorList{field.Required(fld, required)}
+	case n > most:
+		return field.ErrorList{field.TooMany(fld, n, most)}
+	}
+	return nil
 }
 
 // validateRange reports a number, when set, outside [lo, hi].
