@@ -14,6 +14,9 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/root/go/pkg/mod go mod download
 COPY api/ api/
+COPY analysis/ analysis/
+COPY canary/ canary/
+COPY internal/ internal/
 COPY sync/ sync/
 COPY webhook/ webhook/
 COPY cmd/ cmd/

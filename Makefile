@@ -6,6 +6,10 @@ IMAGE ?= ghcr.io/example/webapp-hook:dev
 # Where `make image` writes the OCI layout (layout/), the OCI archive (webapp-hook.tar) and the
 # index digest (digest); git-ignored.
 IMAGE_DIR ?= bin/image
+# The notifier's image (metacontroller/notifications, docs/notifications.md), which `make image`
+# builds too: its layout, its archive (webapp-notifier.tar) and its digest in NOTIFIER_IMAGE_DIR.
+NOTIFIER_IMAGE ?= ghcr.io/example/webapp-notifier:dev
+NOTIFIER_IMAGE_DIR ?= $(IMAGE_DIR)/webapp-notifier
 PLATFORMS ?= linux/amd64,linux/arm64
 # Extra skopeo copy flags for image-push, e.g. --dest-creds or --dest-tls-verify=false.
 PUSH_FLAGS ?=
@@ -23,7 +27,7 @@ CHART_PUSH_FLAGS ?=
 PLUGIN_VERSION ?= $(shell git describe --tags --exact-match --match 'v*' 2>/dev/null || echo v0.0.0-dev.g$$(git rev-parse --short=12 HEAD))
 PLUGIN_URL ?= https://github.com/example/webapp-operator/releases/download/$(PLUGIN_VERSION)
 
-.PHONY: plugin plugin-e2e helm chart chart-push chart-test policy-test scale rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries node-binaries gateway-binaries gateway-test gateway-e2e analysis-e2e promotions fuzz bench bench-smoke load generate image image-push image-test docker-image deploy
+.PHONY: notifier-image-push notifications-e2e release-e2e plugin plugin-e2e helm chart chart-push chart-test policy-test scale rotate-token rotate-ca soak vuln fuzz-smoke run build verify-generate test e2e kube-binaries node-binaries gateway-binaries gateway-test gateway-e2e analysis-e2e promotions fuzz bench bench-smoke load generate image image-push image-test docker-image deploy
 
 ## run: serve the hooks on :8080
 run:
@@ -39,17 +43,19 @@ verify-generate: generate
 		echo "crds/ differs from what go generate makes from api/v1; run make generate and commit:"; \
 		echo "$$changes"; git --no-pager diff -- crds/; exit 1; fi
 
-## test: vet, then every test with the race detector
+## test: vet, then every test with the race detector; the notifier too, a module of its own
 test:
 	go vet ./...
 	go test -race ./...
+	go -C cmd/webapp-notifier vet ./...
+	go -C cmd/webapp-notifier test -race ./...
 
 ## e2e: the end-to-end suite against etcd, kube-apiserver, kube-controller-manager,
 ## kube-scheduler and kwok built from source into bin/, and a real node (kubelet, containerd,
 ## runc) beside the kwok one, Traefik as the Gateway API controller and Prometheus for the canary
 ## analysis (the suite itself about 16 minutes on a quiet machine, 9 of them TestAnalysis's, before
-## issue 42's proofs added about 4 to TestAnalysis; 27 beside another build, hence a 50-minute
-## bound; -parallel 5 for TestAnalysis's proofs that run side by side)
+## issue 42's proofs added about 4 to TestAnalysis and issue 43's about 3; 27 beside another build,
+## hence a 50-minute bound; -parallel 5 for TestAnalysis's proofs that run side by side)
 e2e: kube-binaries node-binaries gateway-binaries
 	go test -tags e2e -count=1 -parallel 5 -timeout 50m ./e2e/...
 
@@ -82,10 +88,11 @@ gateway-e2e: kube-binaries node-binaries gateway-binaries
 	go test -tags e2e -count=1 -run '^TestTraefikGateway$$' -timeout 15m -v ./e2e/
 
 ## analysis-e2e: TestAnalysis alone (make e2e runs it too): issue 36's canary analysis, its proofs
-## 1 to 7, and issue 42's judge of it, proofs 8 to 12, under the real Metacontroller with the hook
-## given bin/prometheus (--prometheus-url), which scrapes bin/traefik every second, the test app's
-## pods on the real node and clients sending requests through Traefik the whole time (about 13
-## minutes; -parallel 5 runs proofs 9 to 12 side by side); the timelines, as Markdown, in
+## 1 to 7, issue 42's judge of it, proofs 8 to 12, and issue 43's edge, proofs 13 to 15, under the
+## real Metacontroller with the hook given bin/prometheus (--prometheus-url, through a proxy of the
+## test's that proof 15 makes slow), which scrapes bin/traefik every second, the test app's pods on
+## the real node and clients sending requests through Traefik the whole time (about 16 minutes;
+## -parallel 5 runs proofs 9 to 12 side by side, then 13 and 14); the timelines, as Markdown, in
 ## bin/e2e-analysis.md
 analysis-e2e: kube-binaries node-binaries gateway-binaries
 	go test -tags e2e -count=1 -run '^TestAnalysis$$' -parallel 5 -timeout 40m -v ./e2e/
@@ -97,6 +104,19 @@ analysis-e2e: kube-binaries node-binaries gateway-binaries
 ## bin/e2e-plugin.md gets the screens, for docs/kubectl-plugin.md
 plugin-e2e: kube-binaries
 	go test -tags e2e -count=1 -run '^TestPlugin$$' -timeout 20m -v ./e2e/
+
+## notifications-e2e: TestNotifications alone (make e2e runs it too): issue 44's notifier, built
+## from cmd/webapp-notifier and run with its ServiceAccount's token and the roles of
+## metacontroller/notifications, under the real Metacontroller, with webhook and Slack receivers
+## on loopback: a canary's life, a receiver down 30 s, a webapp-edit tenant, the notifier killed
+## mid-canary, and no hook call while idle (about 2.5 minutes)
+notifications-e2e: kube-binaries
+	go test -tags e2e -count=1 -run '^TestNotifications$$' -timeout 15m -v ./e2e/
+
+## release-e2e: TestRelease alone (make e2e runs it too): issue 45's header route, rollback window
+## and blue-green through Traefik, under load counted by version, its subtests side by side
+release-e2e: kube-binaries node-binaries gateway-binaries
+	go test -tags e2e -count=1 -run '^TestRelease$$' -parallel 5 -timeout 20m -v ./e2e/
 
 ## promotions: TestPromotions alone: PROMOTIONS canaries (default 10) promoted in a row through
 ## Traefik, the pods on the real node, with clients sending requests the whole time; fails on any
@@ -139,8 +159,10 @@ chart-test: helm
 policy-test:
 	cd hack/policy && go vet ./... && go test -count=1 -timeout 10m ./...
 
-## scale: the scale benchmark under the real Metacontroller, as shipped and without customize
-## (N WebApps, default 300; BACKGROUND=1 adds 2,000 other pods and 200 Secrets of 100 KB)
+## scale: the scale benchmark under the real Metacontroller, one run per mode of SCALE_MODES (as
+## shipped, without customize, with routes, a canary mid-way, its analysis, a slow Prometheus, the
+## notifier: docs/performance.md), N WebApps (default 300); BACKGROUND=1 adds 2,000 other pods and
+## 200 Secrets of 100 KB
 N ?= 300
 scale: kube-binaries
 	E2E_SCALE_N=$(N) SCALE_BACKGROUND=$(BACKGROUND) go test -tags e2e -count=1 -run '^TestScale$$' -timeout 150m -v ./e2e/
@@ -180,9 +202,11 @@ generate:
 
 ## image: the hook's OCI image for PLATFORMS, with no Docker engine and no base image
 ## (hack/image): IMAGE_DIR/webapp-hook.tar (OCI archive: kind load image-archive, skopeo),
-## IMAGE_DIR/layout/ (OCI layout) and IMAGE_DIR/digest; one commit always gives one digest
+## IMAGE_DIR/layout/ (OCI layout) and IMAGE_DIR/digest; one commit always gives one digest.
+## Then the notifier's, NOTIFIER_IMAGE, the same way into NOTIFIER_IMAGE_DIR (webapp-notifier.tar)
 image:
 	go run -C hack/image . -repo "$(CURDIR)" -image "$(IMAGE)" -out "$(abspath $(IMAGE_DIR))" -platforms "$(PLATFORMS)"
+	go run -C hack/image . -repo "$(CURDIR)" -binary webapp-notifier -image "$(NOTIFIER_IMAGE)" -out "$(abspath $(NOTIFIER_IMAGE_DIR))" -platforms "$(PLATFORMS)"
 
 ## image-push: push the image as built to IMAGE (registry/name:tag) with skopeo, every platform,
 ## its digest kept (credentials: skopeo login, or PUSH_FLAGS=--dest-creds=USER:TOKEN)
@@ -191,13 +215,20 @@ image-push: image
 	skopeo copy --all --preserve-digests $(PUSH_FLAGS) "oci-archive:$(IMAGE_DIR)/webapp-hook.tar" "docker://$(IMAGE)"
 	@echo "pushed $(IMAGE) at $$(cat $(IMAGE_DIR)/digest)"
 
-## image-test: build the image, then prove it: the same digest from a second build, its
-## contents against the Dockerfile, a push to a registry on loopback, and the image run under
-## runc as its user, read-only, with no capabilities (installs runc, umoci, skopeo from Debian)
+## notifier-image-push: push the notifier's image as built to NOTIFIER_IMAGE, as image-push does the hook's
+notifier-image-push: image
+	bash hack/container-tools.sh skopeo
+	skopeo copy --all --preserve-digests $(PUSH_FLAGS) "oci-archive:$(NOTIFIER_IMAGE_DIR)/webapp-notifier.tar" "docker://$(NOTIFIER_IMAGE)"
+	@echo "pushed $(NOTIFIER_IMAGE) at $$(cat $(NOTIFIER_IMAGE_DIR)/digest)"
+
+## image-test: build the images, then prove them: the same digests from a second build, their
+## contents, the hook's against the Dockerfile, a push to a registry on loopback, and the hook's
+## image run under runc as its user, read-only, with no capabilities (installs runc, umoci,
+## skopeo from Debian)
 image-test: image
 	bash hack/container-tools.sh
 	cd hack/image && go vet -tags image ./... && \
-		WEBAPP_IMAGE_DIR="$(abspath $(IMAGE_DIR))" go test -tags image -count=1 -v -timeout 15m ./...
+		WEBAPP_IMAGE_DIR="$(abspath $(IMAGE_DIR))" WEBAPP_NOTIFIER_IMAGE_DIR="$(abspath $(NOTIFIER_IMAGE_DIR))" go test -tags image -count=1 -v -timeout 15m ./...
 
 ## docker-image: the same image from the Dockerfile, for those with a Docker engine
 docker-image:

@@ -25,24 +25,45 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
-// What the image is: the Dockerfile's final stage says the same (USER, ENTRYPOINT, EXPOSE), and
-// a test compares the two.
-const (
-	// User is the image's user and group: distroless's "nonroot", the runAsUser and runAsGroup of
-	// metacontroller/base/hook.yaml.
-	User = "65532:65532"
-	// BinaryPath is where the hook is in the image, and its entrypoint.
-	BinaryPath = "/webapp-hook"
+// User is the user and group of every image: distroless's "nonroot", the runAsUser and
+// runAsGroup of metacontroller/base/hook.yaml and metacontroller/notifications/notifier.yaml.
+// The Dockerfile's final stage says the same of the hook (USER, ENTRYPOINT, EXPOSE), and a test
+// compares the two.
+const User = "65532:65532"
+
+// Program is a binary of the repository, and the image that holds it alone.
+type Program struct {
+	// Name is the binary's name: its file in the image, at Entrypoint, the image's title label,
+	// and the name of its OCI archive, ArchiveFile.
+	Name string
+	// Module is the directory of the Go module that builds it, relative to the repository's
+	// root, and Package the package go build builds there.
+	Module, Package string
+	// Ports are the ports the image exposes.
+	Ports []string
+}
+
+// The programs -binary names.
+var (
+	// Hook is the hook: its port (--addr) and its metrics port (--metrics-addr).
+	Hook = Program{Name: "webapp-hook", Module: ".", Package: "./cmd/webapp-hook", Ports: []string{"8080/tcp", "9090/tcp"}}
+	// Notifier is the notifier (docs/notifications.md), a Go module of its own so that
+	// notifications-engine's services stay out of the hook's: its metrics port (--metrics-addr).
+	Notifier = Program{Name: "webapp-notifier", Module: "cmd/webapp-notifier", Package: ".", Ports: []string{"9090/tcp"}}
+	// Programs are the programs by name.
+	Programs = map[string]Program{Hook.Name: Hook, Notifier.Name: Notifier}
 )
 
-// ExposedPorts are the hook's port (--addr) and the metrics port (--metrics-addr).
-var ExposedPorts = []string{"8080/tcp", "9090/tcp"}
+// Entrypoint is where the binary is in the image, and its entrypoint: "/" and its name.
+func (p Program) Entrypoint() string { return "/" + p.Name }
 
-// Names of the build's outputs in Options.Out.
+// ArchiveFile is the name of the image's OCI archive in Options.Out: its name and ".tar".
+func (p Program) ArchiveFile() string { return p.Name + ".tar" }
+
+// Names of the build's outputs in Options.Out, beside the program's ArchiveFile.
 const (
-	LayoutDir   = "layout"
-	ArchiveFile = "webapp-hook.tar"
-	DigestFile  = "digest"
+	LayoutDir  = "layout"
+	DigestFile = "digest"
 )
 
 // Annotations of the image's entry in index.json: containerd (ctr images import, which kind load
@@ -55,11 +76,13 @@ const (
 
 // Options say what to build and where.
 type Options struct {
-	// Repo is the root of the hook's module and of its git checkout.
+	// Repo is the root of the repository's module and of its git checkout.
 	Repo string
+	// Program is the binary to build, Hook or Notifier; the zero Program is Hook.
+	Program Program
 	// Image names the image in the layout, e.g. ghcr.io/example/webapp-hook:dev.
 	Image string
-	// Out is the directory that gets LayoutDir, ArchiveFile and DigestFile.
+	// Out is the directory that gets LayoutDir, the program's ArchiveFile and DigestFile.
 	Out string
 	// Platforms are the platforms to build, each an image of the index.
 	Platforms []v1.Platform
@@ -112,6 +135,10 @@ func Build(o Options) (Result, error) {
 			fmt.Fprintf(o.Log, "image: "+format+"\n", args...)
 		}
 	}
+	prog := o.Program
+	if prog.Name == "" {
+		prog = Hook
+	}
 	ref, err := NormalizeImage(o.Image)
 	if err != nil {
 		return Result{}, err
@@ -129,15 +156,15 @@ func Build(o Options) (Result, error) {
 	}
 	defer os.RemoveAll(work)
 
-	labels := Labels(o.Source, stamp)
+	labels := Labels(prog.Name, o.Source, stamp)
 	var adds []mutate.IndexAddendum
 	for _, p := range o.Platforms {
-		logf("building the hook for %s at %s (%s)", p, stamp.Revision, stamp.Version)
-		bin, err := goBuild(o.Repo, p, stamp, work)
+		logf("building %s for %s at %s (%s)", prog.Name, p, stamp.Revision, stamp.Version)
+		bin, err := goBuild(o.Repo, prog, p, stamp, work)
 		if err != nil {
 			return Result{}, err
 		}
-		img, err := PlatformImageOf(p, bin, stamp, labels)
+		img, err := PlatformImageOf(prog, p, bin, stamp, labels)
 		if err != nil {
 			return Result{}, fmt.Errorf("image for %s: %w", p, err)
 		}
@@ -161,14 +188,14 @@ func Build(o Options) (Result, error) {
 	if err := WriteLayout(filepath.Join(work, LayoutDir), idx, ref); err != nil {
 		return Result{}, err
 	}
-	if err := WriteArchive(filepath.Join(work, LayoutDir), filepath.Join(work, ArchiveFile), stamp.Time); err != nil {
+	if err := WriteArchive(filepath.Join(work, LayoutDir), filepath.Join(work, prog.ArchiveFile()), stamp.Time); err != nil {
 		return Result{}, err
 	}
-	res.Layout, res.Archive, res.DigestPath = filepath.Join(o.Out, LayoutDir), filepath.Join(o.Out, ArchiveFile), filepath.Join(o.Out, DigestFile)
+	res.Layout, res.Archive, res.DigestPath = filepath.Join(o.Out, LayoutDir), filepath.Join(o.Out, prog.ArchiveFile()), filepath.Join(o.Out, DigestFile)
 	if err := replaceLayout(filepath.Join(work, LayoutDir), res.Layout); err != nil {
 		return Result{}, err
 	}
-	if err := os.Rename(filepath.Join(work, ArchiveFile), res.Archive); err != nil {
+	if err := os.Rename(filepath.Join(work, prog.ArchiveFile()), res.Archive); err != nil {
 		return Result{}, err
 	}
 	if err := os.WriteFile(res.DigestPath, []byte(digest.String()+"\n"), 0o644); err != nil {
@@ -247,10 +274,11 @@ func NewStamp(rev string, t time.Time, modified bool, tag string) Stamp {
 	return Stamp{Revision: rev, Time: t, Modified: modified, Version: v}
 }
 
-// Labels are the image's OCI labels, also the index's annotations.
-func Labels(source string, s Stamp) map[string]string {
+// Labels are the OCI labels of the image of the program named title, also the index's
+// annotations.
+func Labels(title, source string, s Stamp) map[string]string {
 	return map[string]string{
-		"org.opencontainers.image.title":    "webapp-hook",
+		"org.opencontainers.image.title":    title,
 		"org.opencontainers.image.source":   source,
 		"org.opencontainers.image.revision": s.Revision,
 		"org.opencontainers.image.version":  s.Version,
@@ -259,7 +287,8 @@ func Labels(source string, s Stamp) map[string]string {
 }
 
 // LDFlags are the linker flags of the image's binary: no symbol table or DWARF, as the
-// Dockerfile's, and the stamp in the variables that --version reads.
+// Dockerfile's, and the stamp in the variables that the hook's --version reads (the linker
+// sets no variable a binary lacks: the notifier has none yet).
 func LDFlags(s Stamp) string {
 	return strings.Join([]string{
 		"-s", "-w",
@@ -282,30 +311,30 @@ func DockerBuildArgs(source string, s Stamp) string {
 	}, " ")
 }
 
-// goBuild cross-compiles ./cmd/webapp-hook of repo for p into dir and returns the binary. Every
-// setting that changes the binary's bytes is fixed here, not taken from the environment.
-func goBuild(repo string, p v1.Platform, s Stamp, dir string) ([]byte, error) {
-	out := filepath.Join(dir, "webapp-hook-"+p.OS+"-"+p.Architecture)
-	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags", LDFlags(s), "-o", out, "./cmd/webapp-hook")
-	cmd.Dir = repo
+// goBuild cross-compiles prog, in its module of repo, for p into dir and returns the binary.
+// Every setting that changes the binary's bytes is fixed here, not taken from the environment.
+func goBuild(repo string, prog Program, p v1.Platform, s Stamp, dir string) ([]byte, error) {
+	out := filepath.Join(dir, prog.Name+"-"+p.OS+"-"+p.Architecture)
+	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags", LDFlags(s), "-o", out, prog.Package)
+	cmd.Dir = filepath.Join(repo, prog.Module)
 	// The last value of a key wins.
 	cmd.Env = append(os.Environ(),
 		"CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture,
 		"GOAMD64=v1", "GOARM64=v8.0", "GOFLAGS=", "GOEXPERIMENT=", "GOWORK=off")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("go build for %s: %w\n%s", p, err, b)
+		return nil, fmt.Errorf("go build of %s for %s: %w\n%s", prog.Name, p, err, b)
 	}
 	return os.ReadFile(out)
 }
 
-// LayerTar is the image's one layer, uncompressed: the binary at BinaryPath, owned by root,
-// mode 0755, modified at mtime.
-func LayerTar(bin []byte, mtime time.Time) ([]byte, error) {
+// LayerTar is the image's one layer, uncompressed: the binary bin of prog at its Entrypoint,
+// owned by root, mode 0755, modified at mtime.
+func LayerTar(prog Program, bin []byte, mtime time.Time) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	if err := tw.WriteHeader(&tar.Header{
 		Typeflag: tar.TypeReg,
-		Name:     strings.TrimPrefix(BinaryPath, "/"),
+		Name:     strings.TrimPrefix(prog.Entrypoint(), "/"),
 		Mode:     0o755,
 		Size:     int64(len(bin)),
 		ModTime:  mtime.UTC(),
@@ -322,10 +351,10 @@ func LayerTar(bin []byte, mtime time.Time) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// PlatformImageOf is the image of platform p: an OCI manifest and config, and one gzip layer
-// holding bin.
-func PlatformImageOf(p v1.Platform, bin []byte, s Stamp, labels map[string]string) (v1.Image, error) {
-	layerTar, err := LayerTar(bin, s.Time)
+// PlatformImageOf is the image of prog for platform p: an OCI manifest and config, and one gzip
+// layer holding bin.
+func PlatformImageOf(prog Program, p v1.Platform, bin []byte, s Stamp, labels map[string]string) (v1.Image, error) {
+	layerTar, err := LayerTar(prog, bin, s.Time)
 	if err != nil {
 		return nil, err
 	}
@@ -336,7 +365,7 @@ func PlatformImageOf(p v1.Platform, bin []byte, s Stamp, labels map[string]strin
 		return nil, err
 	}
 	ports := map[string]struct{}{}
-	for _, port := range ExposedPorts {
+	for _, port := range prog.Ports {
 		ports[port] = struct{}{}
 	}
 	created := v1.Time{Time: s.Time}
@@ -347,7 +376,7 @@ func PlatformImageOf(p v1.Platform, bin []byte, s Stamp, labels map[string]strin
 		Created:      created,
 		Config: v1.Config{
 			User:         User,
-			Entrypoint:   []string{BinaryPath},
+			Entrypoint:   []string{prog.Entrypoint()},
 			ExposedPorts: ports,
 			Labels:       labels,
 		},
@@ -360,7 +389,7 @@ func PlatformImageOf(p v1.Platform, bin []byte, s Stamp, labels map[string]strin
 	return mutate.Append(img, mutate.Addendum{
 		Layer:     layer,
 		MediaType: types.OCILayer,
-		History:   v1.History{Created: created, CreatedBy: "COPY webapp-hook " + BinaryPath + " # hack/image"},
+		History:   v1.History{Created: created, CreatedBy: "COPY " + prog.Name + " " + prog.Entrypoint() + " # hack/image"},
 	})
 }
 

@@ -4,10 +4,13 @@ import (
 	"archive/tar"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +22,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"sigs.k8s.io/yaml"
 )
 
 func TestNormalizeImage(t *testing.T) {
@@ -94,25 +98,29 @@ func TestReadStamp(t *testing.T) {
 
 func TestLayerTar(t *testing.T) {
 	mtime := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	a, err := LayerTar([]byte("binary"), mtime)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := LayerTar([]byte("binary"), mtime)
-	if !bytes.Equal(a, b) {
-		t.Error("two layers of one binary differ")
-	}
-	tr := tar.NewReader(bytes.NewReader(a))
-	h, err := tr.Next()
-	if err != nil {
-		t.Fatal(err)
-	}
-	content, _ := io.ReadAll(tr)
-	if h.Name != "webapp-hook" || h.Mode != 0o755 || h.Uid != 0 || h.Gid != 0 || !h.ModTime.Equal(mtime) || h.Typeflag != tar.TypeReg || string(content) != "binary" {
-		t.Errorf("entry %+v %q; want webapp-hook, 0755, root, modified %v", h, content, mtime)
-	}
-	if _, err := tr.Next(); err != io.EOF {
-		t.Errorf("a second entry (%v); want the binary alone", err)
+	for _, prog := range []Program{Hook, Notifier} {
+		t.Run(prog.Name, func(t *testing.T) {
+			a, err := LayerTar(prog, []byte("binary"), mtime)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := LayerTar(prog, []byte("binary"), mtime)
+			if !bytes.Equal(a, b) {
+				t.Error("two layers of one binary differ")
+			}
+			tr := tar.NewReader(bytes.NewReader(a))
+			h, err := tr.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			content, _ := io.ReadAll(tr)
+			if h.Name != prog.Name || h.Mode != 0o755 || h.Uid != 0 || h.Gid != 0 || !h.ModTime.Equal(mtime) || h.Typeflag != tar.TypeReg || string(content) != "binary" {
+				t.Errorf("entry %+v %q; want %s, 0755, root, modified %v", h, content, prog.Name, mtime)
+			}
+			if _, err := tr.Next(); err != io.EOF {
+				t.Errorf("a second entry (%v); want the binary alone", err)
+			}
+		})
 	}
 }
 
@@ -121,7 +129,7 @@ func fakeIndex(t *testing.T, s Stamp, bins ...string) v1.ImageIndex {
 	t.Helper()
 	var adds []mutate.IndexAddendum
 	for i, p := range []v1.Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"}} {
-		img, err := PlatformImageOf(p, []byte(bins[i]), s, Labels("https://example.com/src", s))
+		img, err := PlatformImageOf(Hook, p, []byte(bins[i]), s, Labels(Hook.Name, "https://example.com/src", s))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,32 +138,44 @@ func fakeIndex(t *testing.T, s Stamp, bins ...string) v1.ImageIndex {
 	return mutate.AppendManifests(empty.Index, adds...)
 }
 
-// TestPlatformImage checks the image's manifest and config, and what changes its digest: the
-// binary and the commit, and nothing else.
+// TestPlatformImage checks the image's manifest and config, for the hook and for the notifier,
+// and what changes its digest: the binary and the commit, and nothing else.
 func TestPlatformImage(t *testing.T) {
 	s := NewStamp("0123456789abcdef0123456789abcdef01234567", time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), false, "")
 	p := v1.Platform{OS: "linux", Architecture: "arm64"}
-	img, err := PlatformImageOf(p, []byte("binary"), s, Labels("https://example.com/src", s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := img.Manifest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.MediaType != types.OCIManifestSchema1 || m.Config.MediaType != types.OCIConfigJSON || len(m.Layers) != 1 || m.Layers[0].MediaType != types.OCILayer {
-		t.Errorf("manifest %+v; want OCI media types and one gzip layer", m)
-	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := cf.Config
-	if cf.OS != "linux" || cf.Architecture != "arm64" || !cf.Created.Equal(s.Time) || c.User != "65532:65532" ||
-		!slices.Equal(c.Entrypoint, []string{"/webapp-hook"}) || len(c.Cmd) != 0 || len(c.ExposedPorts) != 2 ||
-		c.Labels["org.opencontainers.image.revision"] != s.Revision || c.Labels["org.opencontainers.image.created"] != "2026-01-02T03:04:05Z" ||
-		c.Labels["org.opencontainers.image.version"] != s.Version || len(cf.History) != 1 || !cf.History[0].Created.Equal(s.Time) {
-		t.Errorf("config %+v", cf)
+	for _, tt := range []struct {
+		prog       Program
+		entrypoint string
+		ports      []string
+	}{
+		{Hook, "/webapp-hook", []string{"8080/tcp", "9090/tcp"}},
+		{Notifier, "/webapp-notifier", []string{"9090/tcp"}},
+	} {
+		t.Run(tt.prog.Name, func(t *testing.T) {
+			img, err := PlatformImageOf(tt.prog, p, []byte("binary"), s, Labels(tt.prog.Name, "https://example.com/src", s))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := img.Manifest()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.MediaType != types.OCIManifestSchema1 || m.Config.MediaType != types.OCIConfigJSON || len(m.Layers) != 1 || m.Layers[0].MediaType != types.OCILayer {
+				t.Errorf("manifest %+v; want OCI media types and one gzip layer", m)
+			}
+			cf, err := img.ConfigFile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := cf.Config
+			if cf.OS != "linux" || cf.Architecture != "arm64" || !cf.Created.Equal(s.Time) || c.User != "65532:65532" ||
+				!slices.Equal(c.Entrypoint, []string{tt.entrypoint}) || len(c.Cmd) != 0 || !slices.Equal(slices.Sorted(maps.Keys(c.ExposedPorts)), tt.ports) ||
+				c.Labels["org.opencontainers.image.title"] != tt.prog.Name ||
+				c.Labels["org.opencontainers.image.revision"] != s.Revision || c.Labels["org.opencontainers.image.created"] != "2026-01-02T03:04:05Z" ||
+				c.Labels["org.opencontainers.image.version"] != s.Version || len(cf.History) != 1 || !cf.History[0].Created.Equal(s.Time) {
+				t.Errorf("config %+v", cf)
+			}
+		})
 	}
 
 	digest := func(s Stamp, bins ...string) v1.Hash {
@@ -267,12 +287,73 @@ func TestRunUsage(t *testing.T) {
 	}{
 		{"a platform without an architecture", []string{"-platforms", "linux"}, `"linux" is not os/arch`},
 		{"an argument", []string{"extra"}, "unexpected arguments: extra"},
+		{"a program of another name", []string{"-binary", "kubectl-webapp"}, `"kubectl-webapp" is neither webapp-hook nor webapp-notifier`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			if code := run(append([]string{"-repo", "../.."}, tt.args...), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tt.want) {
 				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr.String(), tt.want)
+			}
+		})
+	}
+}
+
+// TestImageNames checks that what installs each program names the image `make image` builds of
+// it (the Makefile's IMAGE and NOTIFIER_IMAGE): the kustomization or component that runs it, and
+// the chart's default values, so that `make image` then `kind load image-archive` runs what it
+// built, with either install.
+func TestImageNames(t *testing.T) {
+	makefile, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var values map[string]any
+	b, err := os.ReadFile("../../charts/webapp-operator/values.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &values); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		prog          Program
+		variable      string
+		kustomization string
+		chart         []string // the path of the chart's image values
+	}{
+		{Hook, "IMAGE", "metacontroller/base/kustomization.yaml", []string{"image"}},
+		{Notifier, "NOTIFIER_IMAGE", "metacontroller/notifications/kustomization.yaml", []string{"notifications", "image"}},
+	} {
+		t.Run(tt.prog.Name, func(t *testing.T) {
+			m := regexp.MustCompile(`(?m)^` + tt.variable + ` \?= (\S+)$`).FindSubmatch(makefile)
+			if m == nil {
+				t.Fatalf("the Makefile sets no %s default", tt.variable)
+			}
+			built := string(m[1])
+			if !strings.HasSuffix(strings.Split(built, ":")[0], "/"+tt.prog.Name) {
+				t.Errorf("%s ?= %s; want an image named %s", tt.variable, built, tt.prog.Name)
+			}
+			var k struct {
+				Images []struct{ Name, NewName, NewTag string }
+			}
+			kb, err := os.ReadFile("../../" + tt.kustomization)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := yaml.Unmarshal(kb, &k); err != nil {
+				t.Fatal(err)
+			}
+			if len(k.Images) != 1 || k.Images[0].Name != tt.prog.Name || k.Images[0].NewName+":"+k.Images[0].NewTag != built {
+				t.Errorf("%s images %+v; want %s set to %s, as make image names it", tt.kustomization, k.Images, tt.prog.Name, built)
+			}
+			var v any = values
+			for _, key := range tt.chart {
+				v, _ = v.(map[string]any)[key]
+			}
+			img, _ := v.(map[string]any)
+			if got := fmt.Sprintf("%v:%v", img["repository"], img["tag"]); got != built {
+				t.Errorf("the chart's %s is %s; want %s, as make image names it", strings.Join(tt.chart, "."), got, built)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"regexp"
 	"slices"
 	"sort"
@@ -197,6 +198,30 @@ CMD ["--flag"]
 	}
 }
 
+// TestDockerfileCopiesEveryPackage checks that the build stage copies every directory of this
+// module that the hook's binary imports: a package added to its imports, and not to the
+// Dockerfile, fails the build of those with a Docker engine (make image reads the whole tree).
+func TestDockerfileCopiesEveryPackage(t *testing.T) {
+	out, err := exec.Command("go", "-C", "../..", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./cmd/webapp-hook").Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./cmd/webapp-hook: %v", err)
+	}
+	const module = "github.com/example/webapp-operator/"
+	want := map[string]bool{}
+	for _, pkg := range strings.Fields(string(out)) {
+		if rest, ok := strings.CutPrefix(pkg, module); ok {
+			dir, _, _ := strings.Cut(rest, "/")
+			want[dir+"/"] = true
+		}
+	}
+	copied := readDockerfile(t)[0].Files
+	for _, dir := range slices.Sorted(maps.Keys(want)) {
+		if !slices.Contains(copied, dir) {
+			t.Errorf("the hook imports packages under %s, which the Dockerfile's build stage does not copy (it copies %v)", dir, copied)
+		}
+	}
+}
+
 // TestDockerfileAsWritten checks that the Dockerfile, as written, makes the image Build makes:
 // from no base image, the same user, entrypoint, command, ports, label names and files, and its
 // binary built with the same settings and stamped in the same variables. TestDockerfileConfig
@@ -204,18 +229,18 @@ CMD ["--flag"]
 func TestDockerfileAsWritten(t *testing.T) {
 	stages := readDockerfile(t)
 	final := stages[len(stages)-1]
-	labels := slices.Sorted(maps.Keys(Labels("", Stamp{})))
+	labels := slices.Sorted(maps.Keys(Labels(Hook.Name, "", Stamp{})))
 	tests := []struct {
 		what      string
 		got, want any
 	}{
 		{"FROM", final.From, "scratch"},
 		{"USER", final.User, User},
-		{"ENTRYPOINT", final.Entrypoint, []string{BinaryPath}},
+		{"ENTRYPOINT", final.Entrypoint, []string{Hook.Entrypoint()}},
 		{"CMD", final.Cmd, []string(nil)},
-		{"EXPOSE", final.Ports, ExposedPorts},
+		{"EXPOSE", final.Ports, Hook.Ports},
 		{"LABEL names", slices.Sorted(maps.Keys(final.Labels)), labels},
-		{"files", final.Files, []string{strings.TrimPrefix(BinaryPath, "/")}},
+		{"files", final.Files, []string{Hook.Name}},
 	}
 	for _, tt := range tests {
 		if fmt.Sprint(tt.got) != fmt.Sprint(tt.want) {

@@ -9,6 +9,7 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"debug/elf"
@@ -38,8 +39,21 @@ import (
 // repo is the checkout's root.
 var repo, _ = filepath.Abs("../..")
 
-// builtDir is the directory of the image under test: LayoutDir, ArchiveFile and DigestFile.
-var builtDir string
+// builtDir is the directory of the hook's image under test, notifierDir the notifier's: each with
+// LayoutDir, the program's ArchiveFile and DigestFile.
+var builtDir, notifierDir string
+
+// notifierDirIn is where `make image` writes the notifier's image when it writes the hook's in
+// dir: NOTIFIER_IMAGE_DIR's default.
+func notifierDirIn(dir string) string { return filepath.Join(dir, Notifier.Name) }
+
+// dirOf is the directory of prog's image under test.
+func dirOf(prog Program) string {
+	if prog.Name == Notifier.Name {
+		return notifierDir
+	}
+	return builtDir
+}
 
 func TestMain(m *testing.M) {
 	os.Exit(testMain(m))
@@ -60,16 +74,19 @@ func testMain(m *testing.M) int {
 	}
 	builtDir = os.Getenv("WEBAPP_IMAGE_DIR")
 	if builtDir != "" {
+		notifierDir = cmp.Or(os.Getenv("WEBAPP_NOTIFIER_IMAGE_DIR"), notifierDirIn(builtDir))
 		// A build of another commit would fail the tests for no fault of the image.
 		head, err := command(time.Minute, "git", "-C", repo, "rev-parse", "HEAD")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		rev, err := builtRevision(builtDir)
-		if err != nil || rev != strings.TrimSpace(string(head)) {
-			fmt.Fprintf(os.Stderr, "WEBAPP_IMAGE_DIR=%s holds no build of HEAD %s (%q, %v): make image-test builds it first\n", builtDir, bytes.TrimSpace(head), rev, err)
-			return 1
+		for _, dir := range []string{builtDir, notifierDir} {
+			rev, err := builtRevision(dir)
+			if err != nil || rev != strings.TrimSpace(string(head)) {
+				fmt.Fprintf(os.Stderr, "%s holds no build of HEAD %s (%q, %v): make image-test builds it first\n", dir, bytes.TrimSpace(head), rev, err)
+				return 1
+			}
 		}
 	}
 	if builtDir == "" {
@@ -83,7 +100,7 @@ func testMain(m *testing.M) int {
 			fmt.Fprintf(os.Stderr, "make image: %v\n%s", err, out)
 			return 1
 		}
-		builtDir = tmp
+		builtDir, notifierDir = tmp, notifierDirIn(tmp)
 	}
 	return m.Run()
 }
@@ -131,7 +148,8 @@ func command(timeout time.Duration, prog string, args ...string) ([]byte, error)
 	return out, nil
 }
 
-// makeImage runs `make image` into dir, with the image named image, and returns its output.
+// makeImage runs `make image` into dir, with the hook's image named image (the notifier's into
+// notifierDirIn(dir), named as the Makefile names it), and returns its output.
 func makeImage(dir, image string, target ...string) ([]byte, error) {
 	if len(target) == 0 {
 		target = []string{"image"}
@@ -151,7 +169,8 @@ type built struct {
 	archive string
 }
 
-func readBuilt(t *testing.T, dir string) built {
+// readBuilt reads prog's image from its layout in dir.
+func readBuilt(t *testing.T, dir string, prog Program) built {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, DigestFile))
 	if err != nil {
@@ -180,7 +199,7 @@ func readBuilt(t *testing.T, dir string) built {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return built{digest: digest, name: im.Manifests[0].Annotations[AnnotationRefName], index: idx, archive: filepath.Join(dir, ArchiveFile)}
+	return built{digest: digest, name: im.Manifests[0].Annotations[AnnotationRefName], index: idx, archive: filepath.Join(dir, prog.ArchiveFile())}
 }
 
 // platformImage is the image of the index for linux/arch.
@@ -247,34 +266,43 @@ func fileDigest(t *testing.T, path string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// TestReproducible builds the image a second time, with `make image` into another directory, and
-// wants the same digest, the same index.json and the same archive, byte for byte.
+// TestReproducible builds the images a second time, with `make image` into another directory,
+// and wants, for the hook's and the notifier's, the same digest, the same index.json and the
+// same archive, byte for byte.
 func TestReproducible(t *testing.T) {
-	first := readBuilt(t, builtDir)
+	hookName := readBuilt(t, builtDir, Hook).name
 	dir := t.TempDir()
 	start := time.Now()
-	if out, err := makeImage(dir, first.name); err != nil {
+	if out, err := makeImage(dir, hookName); err != nil {
 		t.Fatalf("make image: %v\n%s", err, out)
 	}
-	second := readBuilt(t, dir)
-	t.Logf("build 1: %s; build 2 (%.1fs): %s", first.digest, time.Since(start).Seconds(), second.digest)
-	if second.digest != first.digest {
-		t.Errorf("two builds of one commit: digests %s and %s", first.digest, second.digest)
-	}
-	for _, f := range []string{filepath.Join(LayoutDir, "index.json"), ArchiveFile} {
-		a, b := fileDigest(t, filepath.Join(builtDir, f)), fileDigest(t, filepath.Join(dir, f))
-		t.Logf("%s sha256: %s and %s", f, a, b)
-		if a != b {
-			t.Errorf("%s differs between two builds of one commit", f)
-		}
+	t.Logf("the second build: %.1fs", time.Since(start).Seconds())
+	for _, prog := range []Program{Hook, Notifier} {
+		t.Run(prog.Name, func(t *testing.T) {
+			firstDir, secondDir := dirOf(prog), dir
+			if prog.Name == Notifier.Name {
+				secondDir = notifierDirIn(dir)
+			}
+			first, second := readBuilt(t, firstDir, prog), readBuilt(t, secondDir, prog)
+			t.Logf("build 1: %s; build 2: %s", first.digest, second.digest)
+			if second.digest != first.digest {
+				t.Errorf("two builds of one commit: digests %s and %s", first.digest, second.digest)
+			}
+			for _, f := range []string{filepath.Join(LayoutDir, "index.json"), prog.ArchiveFile()} {
+				a, b := fileDigest(t, filepath.Join(firstDir, f)), fileDigest(t, filepath.Join(secondDir, f))
+				t.Logf("%s sha256: %s and %s", f, a, b)
+				if a != b {
+					t.Errorf("%s differs between two builds of one commit", f)
+				}
+			}
+		})
 	}
 }
 
-// TestContents checks each platform's image: OCI media types, the config (user, entrypoint,
-// ports, labels from the commit), one layer with the binary alone, static and built for that
-// platform. skopeo reads the archive and names the same digest.
+// TestContents checks each platform's image, of the hook and of the notifier: OCI media types,
+// the config (user, entrypoint, ports, labels from the commit), one layer with the binary alone,
+// static and built for that platform. skopeo reads the archive and names the same digest.
 func TestContents(t *testing.T) {
-	b := readBuilt(t, builtDir)
 	out, err := command(time.Minute, "git", "-C", repo, "log", "-1", "--format=%H %cI")
 	if err != nil {
 		t.Fatal(err)
@@ -284,88 +312,97 @@ func TestContents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mt, _ := b.index.MediaType(); mt != "application/vnd.oci.image.index.v1+json" {
-		t.Errorf("index media type %s; want an OCI image index", mt)
-	}
-	if im, _ := b.index.IndexManifest(); len(im.Manifests) != 2 {
-		t.Errorf("%d images in the index; want linux/amd64 and linux/arm64", len(im.Manifests))
-	}
-	if full, err := NormalizeImage(b.name); err != nil || full != b.name {
-		t.Errorf("index.json names the image %q; want a full name, as containerd stores it", b.name)
-	}
+	for _, prog := range []struct {
+		Program
+		ports []string
+	}{{Hook, []string{"8080/tcp", "9090/tcp"}}, {Notifier, []string{"9090/tcp"}}} {
+		t.Run(prog.Name, func(t *testing.T) {
+			b := readBuilt(t, dirOf(prog.Program), prog.Program)
+			if mt, _ := b.index.MediaType(); mt != "application/vnd.oci.image.index.v1+json" {
+				t.Errorf("index media type %s; want an OCI image index", mt)
+			}
+			if im, _ := b.index.IndexManifest(); len(im.Manifests) != 2 {
+				t.Errorf("%d images in the index; want linux/amd64 and linux/arm64", len(im.Manifests))
+			}
+			if full, err := NormalizeImage(b.name); err != nil || full != b.name || !strings.HasSuffix(strings.Split(b.name, ":")[0], "/"+prog.Name) {
+				t.Errorf("index.json names the image %q; want a full name of %s, as containerd stores it", b.name, prog.Name)
+			}
+			for _, tt := range []struct {
+				arch    string
+				machine elf.Machine
+			}{{"amd64", elf.EM_X86_64}, {"arm64", elf.EM_AARCH64}} {
+				t.Run(tt.arch, func(t *testing.T) {
+					img := b.platformImage(t, tt.arch)
+					m, err := img.Manifest()
+					if err != nil {
+						t.Fatal(err)
+					}
+					if m.MediaType != "application/vnd.oci.image.manifest.v1+json" || m.Config.MediaType != "application/vnd.oci.image.config.v1+json" || len(m.Layers) != 1 {
+						t.Errorf("manifest %+v; want OCI media types and one layer", m)
+					}
+					cf, err := img.ConfigFile()
+					if err != nil {
+						t.Fatal(err)
+					}
+					c := cf.Config
+					checks := []struct {
+						what      string
+						got, want any
+					}{
+						{"architecture", cf.OS + "/" + cf.Architecture, "linux/" + tt.arch},
+						{"created", cf.Created.UTC(), commitTime.UTC()},
+						{"user", c.User, "65532:65532"},
+						{"entrypoint", c.Entrypoint, []string{"/" + prog.Name}},
+						{"cmd", c.Cmd, []string(nil)},
+						{"ports", slices.Sorted(maps.Keys(c.ExposedPorts)), prog.ports},
+						{"title label", c.Labels["org.opencontainers.image.title"], prog.Name},
+						{"revision label", c.Labels["org.opencontainers.image.revision"], rev},
+						{"created label", c.Labels["org.opencontainers.image.created"], commitTime.UTC().Format(time.RFC3339)},
+						{"source label", c.Labels["org.opencontainers.image.source"], "https://github.com/example/webapp-operator"},
+						{"version label names the commit", strings.Contains(c.Labels["org.opencontainers.image.version"], rev[:12]) ||
+							regexp.MustCompile(`^v\d`).MatchString(c.Labels["org.opencontainers.image.version"]), true},
+					}
+					for _, ck := range checks {
+						if fmt.Sprint(ck.got) != fmt.Sprint(ck.want) {
+							t.Errorf("%s = %v; want %v", ck.what, ck.got, ck.want)
+						}
+					}
 
-	for _, tt := range []struct {
-		arch    string
-		machine elf.Machine
-	}{{"amd64", elf.EM_X86_64}, {"arm64", elf.EM_AARCH64}} {
-		t.Run(tt.arch, func(t *testing.T) {
-			img := b.platformImage(t, tt.arch)
-			m, err := img.Manifest()
+					headers, contents := layerFiles(t, img)
+					if len(headers) != 1 {
+						t.Fatalf("layer files %d; want the binary alone", len(headers))
+					}
+					h := headers[0]
+					if h.Name != prog.Name || h.Typeflag != tar.TypeReg || h.Mode != 0o755 || h.Uid != 0 || h.Gid != 0 || !h.ModTime.Equal(commitTime) {
+						t.Errorf("layer file %s mode %o owner %d:%d time %v; want %s, 0755, root, the commit time", h.Name, h.Mode, h.Uid, h.Gid, h.ModTime, prog.Name)
+					}
+					f, err := elf.NewFile(bytes.NewReader(contents[0]))
+					if err != nil {
+						t.Fatalf("the binary is not ELF: %v", err)
+					}
+					if f.Machine != tt.machine || f.Class != elf.ELFCLASS64 {
+						t.Errorf("binary for %s %s; want %s", f.Machine, f.Class, tt.machine)
+					}
+					for _, p := range f.Progs {
+						if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
+							t.Errorf("the binary has %s: not static", p.Type)
+						}
+					}
+					if f.Section(".symtab") != nil {
+						t.Error("the binary has a symbol table: not built with -s")
+					}
+					t.Logf("%s for %s: %d bytes", prog.Name, tt.arch, len(contents[0]))
+				})
+			}
+
+			raw, err := command(time.Minute, "skopeo", "inspect", "--raw", "oci-archive:"+b.archive)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m.MediaType != "application/vnd.oci.image.manifest.v1+json" || m.Config.MediaType != "application/vnd.oci.image.config.v1+json" || len(m.Layers) != 1 {
-				t.Errorf("manifest %+v; want OCI media types and one layer", m)
-			}
-			cf, err := img.ConfigFile()
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := cf.Config
-			checks := []struct {
-				what      string
-				got, want any
-			}{
-				{"architecture", cf.OS + "/" + cf.Architecture, "linux/" + tt.arch},
-				{"created", cf.Created.UTC(), commitTime.UTC()},
-				{"user", c.User, "65532:65532"},
-				{"entrypoint", c.Entrypoint, []string{"/webapp-hook"}},
-				{"cmd", c.Cmd, []string(nil)},
-				{"ports", slices.Sorted(maps.Keys(c.ExposedPorts)), []string{"8080/tcp", "9090/tcp"}},
-				{"revision label", c.Labels["org.opencontainers.image.revision"], rev},
-				{"created label", c.Labels["org.opencontainers.image.created"], commitTime.UTC().Format(time.RFC3339)},
-				{"source label", c.Labels["org.opencontainers.image.source"], "https://github.com/example/webapp-operator"},
-				{"version label names the commit", strings.Contains(c.Labels["org.opencontainers.image.version"], rev[:12]) ||
-					regexp.MustCompile(`^v\d`).MatchString(c.Labels["org.opencontainers.image.version"]), true},
-			}
-			for _, ck := range checks {
-				if fmt.Sprint(ck.got) != fmt.Sprint(ck.want) {
-					t.Errorf("%s = %v; want %v", ck.what, ck.got, ck.want)
-				}
-			}
-
-			headers, contents := layerFiles(t, img)
-			if len(headers) != 1 {
-				t.Fatalf("layer files %d; want the binary alone", len(headers))
-			}
-			h := headers[0]
-			if h.Name != "webapp-hook" || h.Typeflag != tar.TypeReg || h.Mode != 0o755 || h.Uid != 0 || h.Gid != 0 || !h.ModTime.Equal(commitTime) {
-				t.Errorf("layer file %s mode %o owner %d:%d time %v; want webapp-hook, 0755, root, the commit time", h.Name, h.Mode, h.Uid, h.Gid, h.ModTime)
-			}
-			f, err := elf.NewFile(bytes.NewReader(contents[0]))
-			if err != nil {
-				t.Fatalf("the binary is not ELF: %v", err)
-			}
-			if f.Machine != tt.machine || f.Class != elf.ELFCLASS64 {
-				t.Errorf("binary for %s %s; want %s", f.Machine, f.Class, tt.machine)
-			}
-			for _, p := range f.Progs {
-				if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
-					t.Errorf("the binary has %s: not static", p.Type)
-				}
-			}
-			if f.Section(".symtab") != nil {
-				t.Error("the binary has a symbol table: not built with -s")
+			if got := (v1.Hash{Algorithm: "sha256", Hex: fmt.Sprintf("%x", sha256.Sum256(raw))}); got != b.digest {
+				t.Errorf("skopeo reads the archive's index as %s; want %s", got, b.digest)
 			}
 		})
-	}
-
-	raw, err := command(time.Minute, "skopeo", "inspect", "--raw", "oci-archive:"+b.archive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := (v1.Hash{Algorithm: "sha256", Hex: fmt.Sprintf("%x", sha256.Sum256(raw))}); got != b.digest {
-		t.Errorf("skopeo reads the archive's index as %s; want %s", got, b.digest)
 	}
 }
 
@@ -373,7 +410,7 @@ func TestContents(t *testing.T) {
 // config as skopeo inspects it, for each platform: user, entrypoint, command, ports, labels
 // (their values with the build arguments `make docker-image` passes) and files.
 func TestDockerfileConfig(t *testing.T) {
-	b := readBuilt(t, builtDir)
+	b := readBuilt(t, builtDir, Hook)
 	stages := readDockerfile(t)
 	final := stages[len(stages)-1]
 	for _, arch := range []string{"amd64", "arm64"} {
@@ -431,7 +468,7 @@ func TestDockerfileConfig(t *testing.T) {
 // TestPush pushes the image with `make image-push` to a registry on loopback (go-containerregistry's,
 // in memory) under another name, and reads it back: the same digest, both platforms.
 func TestPush(t *testing.T) {
-	want := readBuilt(t, builtDir).digest
+	want := readBuilt(t, builtDir, Hook).digest
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	defer srv.Close()
 	image := strings.TrimPrefix(srv.URL, "http://") + "/example/webapp-hook:pushed"

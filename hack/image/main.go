@@ -22,8 +22,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("image", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	repo := fs.String("repo", "", "root of the webapp-operator checkout (default: the git top level of the current directory)")
-	image := fs.String("image", "ghcr.io/example/webapp-hook:dev", "the image's name in the layout, with its tag")
-	out := fs.String("out", "bin/image", "output directory, relative to -repo")
+	binary := fs.String("binary", Hook.Name, "the program the image holds: "+Hook.Name+" or "+Notifier.Name)
+	image := fs.String("image", "", "the image's name in the layout, with its tag (default: ghcr.io/example/<binary>:dev)")
+	out := fs.String("out", "", "output directory, relative to -repo (default: bin/image for the hook, bin/image/<binary> for another)")
 	platforms := fs.String("platforms", "linux/amd64,linux/arm64", "comma-separated platforms, one image each in the index")
 	source := fs.String("source", "https://github.com/example/webapp-operator", "the repository's URL, for the org.opencontainers.image.source label")
 	buildArgs := fs.Bool("docker-build-args", false, "print the commit's stamp as docker build arguments for the Dockerfile, and build nothing")
@@ -34,7 +35,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "unexpected arguments: %s\n", strings.Join(fs.Args(), " "))
 		return 2
 	}
-	o := Options{Repo: *repo, Image: *image, Out: *out, Source: *source, Log: stderr}
+	prog, ok := Programs[*binary]
+	if !ok {
+		fmt.Fprintf(stderr, "-binary: %q is neither %s nor %s\n", *binary, Hook.Name, Notifier.Name)
+		return 2
+	}
+	if *image == "" {
+		*image = "ghcr.io/example/" + prog.Name + ":dev"
+	}
+	if *out == "" {
+		*out = "bin/image"
+		if prog.Name != Hook.Name {
+			*out = filepath.Join(*out, prog.Name)
+		}
+	}
+	o := Options{Repo: *repo, Program: prog, Image: *image, Out: *out, Source: *source, Log: stderr}
 	if o.Repo == "" {
 		top, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
 		if err != nil {

@@ -38,7 +38,15 @@ type hookContainer struct {
 
 func readHookManifest(t *testing.T) hookContainer {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repo, "metacontroller/base/hook.yaml"))
+	return readContainer(t, "metacontroller/base/hook.yaml", "hook")
+}
+
+// readContainer is what the Deployment of the manifest file (relative to the repository) says of
+// its container name: its args, the values of its environment (not those from the downward
+// API), and its security context with the pod's.
+func readContainer(t *testing.T, file, name string) hookContainer {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repo, file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,22 +82,24 @@ func readHookManifest(t *testing.T) hookContainer {
 		}
 		pod := d.Spec.Template.Spec
 		for _, c := range pod.Containers {
-			if c.Name != "hook" {
+			if c.Name != name {
 				continue
 			}
 			s := c.SecurityContext
 			if pod.SecurityContext.RunAsUser == nil || pod.SecurityContext.RunAsGroup == nil || s.ReadOnlyRootFilesystem == nil || s.AllowPrivilegeEscalation == nil {
-				t.Fatalf("hook.yaml: the hook's security context %+v, the pod's %+v; want runAsUser, runAsGroup, readOnlyRootFilesystem and allowPrivilegeEscalation", s, pod.SecurityContext)
+				t.Fatalf("%s: the %s container's security context %+v, the pod's %+v; want runAsUser, runAsGroup, readOnlyRootFilesystem and allowPrivilegeEscalation", file, name, s, pod.SecurityContext)
 			}
 			h := hookContainer{Args: c.Args, RunAsUser: *pod.SecurityContext.RunAsUser, RunAsGroup: *pod.SecurityContext.RunAsGroup,
 				ReadOnlyRootFilesystem: *s.ReadOnlyRootFilesystem, AllowPrivilegeEscalation: *s.AllowPrivilegeEscalation, Drop: s.Capabilities.Drop}
 			for _, e := range c.Env {
-				h.Env = append(h.Env, e.Name+"="+e.Value)
+				if e.Value != "" {
+					h.Env = append(h.Env, e.Name+"="+e.Value)
+				}
 			}
 			return h
 		}
 	}
-	t.Fatal("hook.yaml has no Deployment with a container named hook")
+	t.Fatalf("%s has no Deployment with a container named %s", file, name)
 	return hookContainer{}
 }
 
@@ -111,6 +121,33 @@ func runnable() string {
 type bundle struct {
 	dir, stateRoot string
 	spec           specs.Spec // as umoci wrote it from the image's config
+	// mounts are added to the spec's, as a pod's volumes are.
+	mounts []specs.Mount
+}
+
+// unpack copies the image b for this machine out with skopeo and unpacks it into a bundle in
+// work with umoci, which writes config.json from the image's config.
+func unpack(t *testing.T, b built, work string) *bundle {
+	t.Helper()
+	if _, err := command(2*time.Minute, "skopeo", "copy", "--override-os", "linux", "--override-arch", runtime.GOARCH,
+		"oci-archive:"+b.archive, "oci:"+filepath.Join(work, "native")+":native"); err != nil {
+		t.Fatal(err)
+	}
+	bd := &bundle{dir: filepath.Join(work, "bundle"), stateRoot: filepath.Join(work, "runc")}
+	if _, err := command(2*time.Minute, "umoci", "unpack", "--image", filepath.Join(work, "native")+":native", bd.dir); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(bd.dir, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &bd.spec); err != nil {
+		t.Fatal(err)
+	}
+	if bd.spec.Process == nil || bd.spec.Root == nil || bd.spec.Linux == nil {
+		t.Fatalf("umoci's config.json lacks process, root or linux:\n%s", raw)
+	}
+	return bd
 }
 
 // withArgs writes the bundle's config: spec hardened as the manifest's security context says,
@@ -136,6 +173,7 @@ func (b *bundle) withArgs(t *testing.T, m hookContainer, args []string) {
 		return ns.Type == specs.NetworkNamespace
 	})
 	s.Linux = &linux
+	s.Mounts = append(slices.Clone(s.Mounts), b.mounts...)
 	out, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		t.Fatal(err)
@@ -210,6 +248,24 @@ func (c *container) wait(t *testing.T, d time.Duration) int {
 		t.Fatalf("the container has not exited after %s; its output:\n%s", d, c.out)
 		return -1
 	}
+}
+
+// pid is the host PID of the running container c, from runc state; the test fails when runc
+// does not report c running.
+func (b *bundle) pid(t *testing.T, c *container) int {
+	t.Helper()
+	state, err := command(time.Minute, "runc", "--root", b.stateRoot, "state", c.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Pid    int
+		Status string
+	}
+	if err := json.Unmarshal(state, &st); err != nil || st.Pid == 0 || st.Status != "running" {
+		t.Fatalf("runc state %s (%v); want a running container", state, err)
+	}
+	return st.Pid
 }
 
 // run runs the bundle with args to its end, within a minute, and returns its exit code and output.
@@ -384,29 +440,10 @@ func TestRunc(t *testing.T) {
 	if why := runnable(); why != "" {
 		t.Skipf("cannot run containers here: %s", why)
 	}
-	b := readBuilt(t, builtDir)
+	b := readBuilt(t, builtDir, Hook)
 	m := readHookManifest(t)
-	work := t.TempDir()
-
 	// The image for this machine, alone in a layout, unpacked into a bundle by umoci.
-	if _, err := command(2*time.Minute, "skopeo", "copy", "--override-os", "linux", "--override-arch", runtime.GOARCH,
-		"oci-archive:"+b.archive, "oci:"+filepath.Join(work, "native")+":native"); err != nil {
-		t.Fatal(err)
-	}
-	bd := &bundle{dir: filepath.Join(work, "bundle"), stateRoot: filepath.Join(work, "runc")}
-	if _, err := command(2*time.Minute, "umoci", "unpack", "--image", filepath.Join(work, "native")+":native", bd.dir); err != nil {
-		t.Fatal(err)
-	}
-	raw, err := os.ReadFile(filepath.Join(bd.dir, "config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, &bd.spec); err != nil {
-		t.Fatal(err)
-	}
-	if bd.spec.Process == nil || bd.spec.Root == nil || bd.spec.Linux == nil {
-		t.Fatalf("umoci's config.json lacks process, root or linux:\n%s", raw)
-	}
+	bd := unpack(t, b, t.TempDir())
 	if u := bd.spec.Process.User; int64(u.UID) != m.RunAsUser || int64(u.GID) != m.RunAsGroup {
 		t.Errorf("the image runs as %d:%d; hook.yaml runs it as %d:%d", u.UID, u.GID, m.RunAsUser, m.RunAsGroup)
 	}
@@ -447,20 +484,10 @@ func TestRunc(t *testing.T) {
 	waitStatus(t, hook+"/readyz", 200, 30*time.Second, c)
 	t.Logf("runc run to /readyz 200: %s", time.Since(started).Round(100*time.Microsecond))
 
-	state, err := command(time.Minute, "runc", "--root", bd.stateRoot, "state", c.id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st struct {
-		Pid    int
-		Status string
-	}
-	if err := json.Unmarshal(state, &st); err != nil || st.Pid == 0 || st.Status != "running" {
-		t.Fatalf("runc state %s (%v); want a running container", state, err)
-	}
+	pid := bd.pid(t, c)
 	t.Run("process", func(t *testing.T) {
-		ps := procStatus(t, st.Pid)
-		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", st.Pid))
+		ps := procStatus(t, pid)
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		id := fmt.Sprintf("%d %d %d %d", m.RunAsUser, m.RunAsUser, m.RunAsUser, m.RunAsUser)
 		gid := fmt.Sprintf("%d %d %d %d", m.RunAsGroup, m.RunAsGroup, m.RunAsGroup, m.RunAsGroup)
 		checks := []struct{ what, got, want string }{
@@ -472,7 +499,7 @@ func TestRunc(t *testing.T) {
 			{"CapBnd", ps["CapBnd"], "0000000000000000"},
 			{"CapAmb", ps["CapAmb"], "0000000000000000"},
 			{"NoNewPrivs", ps["NoNewPrivs"], "1"},
-			{"root mounted read-only", strconv.FormatBool(slices.Contains(rootMountOptions(t, st.Pid), "ro")), "true"},
+			{"root mounted read-only", strconv.FormatBool(slices.Contains(rootMountOptions(t, pid), "ro")), "true"},
 			{"command line", strings.ReplaceAll(strings.TrimSuffix(string(cmdline), "\x00"), "\x00", " "),
 				strings.Join(append([]string{"/webapp-hook"}, withAddrs(t, m.Args, hookPort, metricsPort)...), " ")},
 		}
