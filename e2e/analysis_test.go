@@ -34,19 +34,21 @@ const (
 // among them, for docs/canary.md.
 const analysisReport = "../bin/e2e-analysis.md"
 
-// TestAnalysis proves issue 36's canary analysis (proofs 1 to 7) and issue 42's judge of it
-// (proofs 8 to 12) under the real Metacontroller, Traefik (bin/traefik) as the Gateway
-// controller, Prometheus (bin/prometheus) scraping Traefik every second, and the test app's pods
-// on the real node, with clients sending requests through Traefik the whole time: the hook is
-// started with --prometheus-url (and --analysis-templates, for proof 7's template metric), and
-// judges each canary by what Traefik counted of its requests. Each subtest has a WebApp in a
-// namespace of its own behind a hostname of its own, and they share Traefik, Prometheus, the
-// hook and Metacontroller. Proofs 1 to 7 run in order: the fifth stops Prometheus, the seventh
-// kills the hook and restarts Metacontroller. Proofs 8 to 12, with the shipped example's
-// analysis (examples/canary-analysis.yaml), stop nothing shared: the eighth runs alone, the
-// others side by side. Each records its timeline (the canary's status, the route, what Traefik
-// routes by, each check and its metrics), the requests sent and failed while Traefik routed by
-// each set of weights, and what it measured; bin/e2e-analysis.md has them as Markdown.
+// TestAnalysis proves issue 36's canary analysis (proofs 1 to 7), issue 42's judge of it
+// (proofs 8 to 12) and issue 43's edge (proofs 13 to 15) under the real Metacontroller, Traefik
+// (bin/traefik) as the Gateway controller, Prometheus (bin/prometheus) scraping Traefik every
+// second, and the test app's pods on the real node, with clients sending requests through Traefik
+// the whole time: the hook is started with --prometheus-url, at a proxy of the test's in front of
+// that Prometheus (promProxy, which proof 15 makes slow), and --analysis-templates (proof 7's
+// template metric), and judges each canary by what Traefik counted of its requests. Each subtest
+// has its WebApps in a namespace of its own behind hostnames of their own, and they share
+// Traefik, Prometheus, the hook and Metacontroller. Proofs 1 to 7 run in order: the fifth stops
+// Prometheus, the seventh kills the hook and restarts Metacontroller. Proofs 8 to 12, with the
+// shipped example's analysis (examples/canary-analysis.yaml), stop nothing shared: the eighth
+// runs alone, the others side by side; then 13 and 14 side by side, and 15 alone. Each records
+// its timeline (the canary's status, the route, what Traefik routes by, each check and its
+// metrics), the requests sent and failed while Traefik routed by each set of weights, and what
+// it measured; bin/e2e-analysis.md has them as Markdown.
 func TestAnalysis(t *testing.T) {
 	n := requireNode(t)
 	in := renderInstall(t, "e2e/testdata/gateway-api")
@@ -56,14 +58,17 @@ func TestAnalysis(t *testing.T) {
 	if err := os.WriteFile(templates, []byte(analysisTemplates), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The hook asks Prometheus through a proxy of the test's, which forwards every query at once
+	// until proof 15 makes those of its namespace slow.
+	proxy := startPromProxy(t, prom.url())
 	// Traefik names each route's series after the entry point of its listener's port: web's.
-	in.hookArgs = append(slices.Clone(in.hookArgs), "--prometheus-url="+prom.url(), "--analysis-templates="+templates,
+	in.hookArgs = append(slices.Clone(in.hookArgs), "--prometheus-url="+proxy.url(), "--analysis-templates="+templates,
 		"--analysis-entrypoints=web="+tr.port)
 	hook := startHook(t, in)
 	cc := in.compositeController(t, hook.url())
 	cc["spec"].(map[string]any)["resyncPeriodSeconds"] = 5
 	mc := startMetacontroller(t, cc, canaryWorkers)
-	e := &analysisEnv{node: n, tr: tr, prom: prom, hook: hook, mc: mc}
+	e := &analysisEnv{node: n, tr: tr, prom: prom, proxy: proxy, hook: hook, mc: mc}
 	defer func() {
 		if err := os.WriteFile(analysisReport, []byte(e.report.String()), 0o644); err == nil {
 			t.Logf("the timelines as Markdown: %s", analysisReport)
@@ -93,6 +98,15 @@ func TestAnalysis(t *testing.T) {
 		t.Run("11 both versions answering 500: the canary holds (Held), never promoted", besides(e.bothFailingHeld))
 		t.Run("12 a good canary at full load is promoted no slower than before", besides(e.fullLoadGood))
 	})
+	// Issue 43's proofs, each in a namespace of its own. The thirteenth and fourteenth run side by
+	// side; the fifteenth alone, after them: it makes every query of its namespace hold one of the
+	// hook's slots for Prometheus (8) for the query timeout, and beside it the others' checks
+	// would find them busy.
+	t.Run("issue 43: names that collided, and a leftover annotation, side by side", func(t *testing.T) {
+		t.Run("13 two WebApps whose series the old selector mixed, one failing and one good: each judged by its own requests", besides(e.collidingNames))
+		t.Run("14 a leftover promote from an aborted attempt, then the same template again: the new attempt runs its steps", besides(e.leftoverPromote))
+	})
+	t.Run("15 Prometheus answering in 10 s, then never: canaries hold inconclusive, and a WebApp with no canary is Ready as fast as with Prometheus healthy", e.slowPrometheus)
 }
 
 // besides is a subtest that runs beside its siblings (t.Parallel).
@@ -119,8 +133,10 @@ type analysisEnv struct {
 	node *realNode
 	tr   *traefik
 	prom *prometheus
-	hook *hookProcess
-	mc   *metacontroller
+	// proxy stands between the hook and prom (--prometheus-url).
+	proxy *promProxy
+	hook  *hookProcess
+	mc    *metacontroller
 
 	reportMu gosync.Mutex
 	report   strings.Builder // the timelines, as Markdown, in the order the subtests finished
@@ -223,13 +239,23 @@ func (e *analysisEnv) newApp(t *testing.T, prefix string, canary, extra obj) *an
 func (e *analysisEnv) newAppWith(t *testing.T, prefix string, canary, extra obj, replicas int, clients appLoad) *analysisApp {
 	t.Helper()
 	ns := client.namespace(t, prefix)
-	e.tr.gateway(t, ns, "public")
-	a := &analysisApp{e: e, ns: ns, name: "shop", host: prefix + ".example.com", canary: canary, replicas: replicas, load: clients, tl: newTimeline(t)}
+	e.tr.gateway(t, ns, analysisGateway)
+	return e.newAppIn(t, ns, "shop", prefix+".example.com", canary, extra, replicas, clients)
+}
+
+// analysisGateway is the name of the Gateway of Traefik's in each namespace of TestAnalysis.
+const analysisGateway = "public"
+
+// newAppIn is newAppWith for WebApp name in namespace ns, which has its Gateway already, routed
+// from host.
+func (e *analysisEnv) newAppIn(t *testing.T, ns, name, host string, canary, extra obj, replicas int, clients appLoad) *analysisApp {
+	t.Helper()
+	a := &analysisApp{e: e, ns: ns, name: name, host: host, canary: canary, replicas: replicas, load: clients, tl: newTimeline(t)}
 	spec := obj{"replicas": replicas, "readinessProbe": fastProbe(), "strategy": obj{"maxSurge": 1, "maxUnavailable": 0},
 		// The old pods keep serving 5 s after their deletion, while Traefik learns that their
 		// endpoints are gone (TestPromotions: no request lost in ten promotions with it).
 		"shutdownDelaySeconds": 5,
-		"route":                obj{"hostnames": []any{a.host}, "parentRefs": []any{obj{"name": "public"}}},
+		"route":                obj{"hostnames": []any{a.host}, "parentRefs": []any{obj{"name": analysisGateway}}},
 		"rollout":              obj{"canary": canary}}
 	for k, v := range extra {
 		spec[k] = v
@@ -543,7 +569,10 @@ func (f *analysisFollower) stop() []analysisRow {
 
 // traefikWeights is what Traefik's API says it routes the WebApp ns/name's route by: the
 // stable/canary weights of its weighted service when it names the canary ("80/20"), else name
-// alone; "" when the API does not answer or has no service of the route.
+// alone; "" when the API does not answer or has no service of the route. Its services are those
+// whose names begin with the route's and the Gateway's parts (analysisGateway in ns): the route's
+// alone would also begin another route's whose name extends it, as WebApp shop-gw-… does shop's
+// (proof 13).
 func traefikWeights(hc *http.Client, tr *traefik, ns, name string) string {
 	resp, err := hc.Get("http://127.0.0.1:" + tr.apiPort + "/api/http/services")
 	if err != nil {
@@ -565,7 +594,7 @@ func traefikWeights(hc *http.Client, tr *traefik, ns, name string) string {
 	found := false
 	stable, canary := -1, -1
 	for _, s := range services {
-		if !strings.HasPrefix(s.Name, "httproute-"+ns+"-"+name+"-") {
+		if !strings.HasPrefix(s.Name, "httproute-"+ns+"-"+name+"-gw-"+ns+"-"+analysisGateway+"-ep-") {
 			continue
 		}
 		found = true
@@ -1041,7 +1070,7 @@ func (e *analysisEnv) noTraffic(t *testing.T) {
 	recordStory(t, a.ns, a.name, "analysis-inconclusive", "TestAnalysis")
 	// Issue 42: the check weighs every request since the step began, and says how many more it
 	// needs (or that there was none), rather than "fewer than minRequests" in a window.
-	if want := regexp.MustCompile(`about \d+ requests? more|no request in`); !want.MatchString(c.Message) {
+	if want := regexp.MustCompile(`about \d+ requests? more|no request since`); !want.MatchString(c.Message) {
 		t.Errorf("status.canary.message %q; want it to say how many more requests it needs: %q", c.Message, want)
 	}
 	if want := "the pause is over, and the step goes on after a check passes"; !strings.Contains(c.Message, want) {
@@ -1102,11 +1131,14 @@ func (e *analysisEnv) prometheusDown(t *testing.T) {
 	st := waitStatus(t, a.ns, a.name, "the step's pause started", 90*time.Second, func(st webappv1.WebAppStatus) bool {
 		return st.Canary != nil && st.Canary.Revision == revision && st.Canary.PauseStartTime != nil
 	})
+	// The proxy in front of it stops too: to the hook, Prometheus's address refuses connections.
 	e.prom.stop()
+	e.proxy.stop()
 	stopped := true
 	defer func() { // so that the proofs after this one have a Prometheus, whatever happens here
 		if stopped {
 			e.prom.start(t)
+			e.proxy.start(t)
 		}
 	}()
 	stoppedAt := time.Now()
@@ -1116,12 +1148,13 @@ func (e *analysisEnv) prometheusDown(t *testing.T) {
 	if !strings.Contains(c.Message, "Prometheus") || !strings.Contains(c.Analysis.Message, "Prometheus") {
 		t.Errorf("status.canary.message %q, the check's %q; want them to say what is wrong with Prometheus", c.Message, c.Analysis.Message)
 	}
-	for _, secret := range []string{e.prom.url(), "127.0.0.1", ":" + e.prom.port, "/api/v1"} {
+	for _, secret := range []string{e.prom.url(), e.proxy.url(), "127.0.0.1", ":" + e.prom.port, ":" + e.proxy.port, "/api/v1"} {
 		if strings.Contains(jsonString(c), secret) {
 			t.Errorf("the status names %q: %s; want no URL", secret, jsonString(c))
 		}
 	}
 	e.prom.start(t)
+	e.proxy.start(t)
 	stopped = false
 	restartedAt := time.Now()
 	a.tl.mark(t, "Prometheus started again, on the same port and data")

@@ -963,15 +963,19 @@ func jsonString(v any) string {
 	return string(b)
 }
 
-// backendRef is one of the backendRefs of a route's first rule, the Gateway API's default weight
-// (1) filled in.
+// backendRef is one of the backendRefs of a route's weighted rule (its last: a canary's header
+// route goes before it), the Gateway API's default weight (1) filled in.
 type backendRef struct {
 	name   string
 	weight int32
 }
 
 func routeBackends(route obj) []backendRef {
-	refs, _ := field(route, "spec", "rules", 0, "backendRefs").([]any)
+	rules, _ := field(route, "spec", "rules").([]any)
+	if len(rules) == 0 {
+		return nil
+	}
+	refs, _ := field(rules[len(rules)-1], "backendRefs").([]any) // the weighted rule, behind a header route's
 	var out []backendRef
 	for _, r := range refs {
 		w := int32(1)

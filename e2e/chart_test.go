@@ -219,6 +219,7 @@ func TestChartEqualsKustomize(t *testing.T) {
 		{name: "podDiagnosis", set: []string{"podDiagnosis.enabled=true"}, kustomize: "testdata/pod-diagnosis"},
 		{name: "gatewayAPI", set: []string{"gatewayAPI.enabled=true"}, kustomize: "testdata/gateway-api"},
 		{name: "analysis", set: []string{"analysis.enabled=true"}, kustomize: "testdata/analysis"},
+		{name: "notifications", set: []string{"notifications.enabled=true"}, kustomize: "testdata/notifications"},
 		{name: "TLS from a Secret", set: []string{"tls.enabled=true", "tls.source=secret", "token.generate=false"}, kustomize: "../metacontroller/secure"},
 		{name: "TLS from cert-manager", set: []string{"tls.enabled=true", "tls.source=certManager", "token.generate=false"}, kustomize: "../metacontroller/cert-manager"},
 		{name: "policy off", set: []string{"policy.enabled=false"}, kustomize: "../metacontroller", leave: only("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")},
@@ -255,6 +256,8 @@ var chartOptions = map[string][]string{
 	"podDiagnosis":          {"podDiagnosis.enabled=true"},
 	"gatewayAPI":            {"gatewayAPI.enabled=true"},
 	"analysis":              {"analysis.enabled=true", "analysis.tokenSecret=prometheus-token", "analysis.caConfigMap=prometheus-ca", "analysis.gateway=istio", "analysis.queryTimeout=1500ms", "analysis.maxConcurrentQueries=4", "analysis.templates[0].name=error-budget", "analysis.templates[0].query=sum(rate(x{service=\"{{.Service}}\"}[{{.Window}}]))"},
+	"notifications":         {"notifications.enabled=true", "notifications.replicas=1", "notifications.image.tag=v1.2.3", "notifications.config.service\\.slack=token: $slack-token"},
+	"notifier image digest": {"notifications.enabled=true", "notifications.image.digest=sha256:" + strings.Repeat("cd", 32)},
 	"policy and roles off":  {"policy.enabled=false", "roles.enabled=false"},
 	"crds not kept":         {"crds.keep=false"},
 	"crds not installed":    {"crds.install=false"},
@@ -304,6 +307,17 @@ func TestChartOptions(t *testing.T) {
 		}
 		if c := container(helmTemplate(t, "webapp-system", "image.tag=")); c["image"] != "ghcr.io/example/webapp-hook:dev" {
 			t.Errorf("image %v with no tag; want the chart's appVersion, dev", c["image"])
+		}
+	})
+	t.Run("the notifier's digest wins over its tag", func(t *testing.T) {
+		notifier := func(docs []obj) any {
+			return field(byKind(docs, "Deployment")["webapp-notifier"], "spec", "template", "spec", "containers", 0, "image")
+		}
+		if got, want := notifier(helmTemplate(t, "webapp-system", chartOptions["notifier image digest"]...)), "ghcr.io/example/webapp-notifier@sha256:"+strings.Repeat("cd", 32); got != want {
+			t.Errorf("the notifier's image %v; want %s", got, want)
+		}
+		if got := notifier(helmTemplate(t, "webapp-system", chartOptions["notifications"]...)); got != "ghcr.io/example/webapp-notifier:v1.2.3" {
+			t.Errorf("the notifier's image %v; want the tag", got)
 		}
 	})
 	t.Run("hook flags", func(t *testing.T) {

@@ -51,7 +51,8 @@ type loadStep struct {
 // intervals that tallies counts apart.
 type load struct {
 	tr      *traefik
-	host    string // the Host header: the route's hostname
+	host    string      // the Host header: the route's hostname
+	header  http.Header // more headers every request carries (a header route's), nil for none
 	stopCh  chan struct{}
 	wg      gosync.WaitGroup
 	mu      gosync.Mutex
@@ -72,7 +73,13 @@ func startLoad(tr *traefik, clients int, every time.Duration) *load {
 
 // startLoadTo is startLoad for the route of hostname host.
 func startLoadTo(tr *traefik, host string, clients int, every time.Duration) *load {
-	l := &load{tr: tr, host: host, stopCh: make(chan struct{}), steps: []loadStep{{name: "start", weight: -1, from: time.Now()}}}
+	return startLoadWith(tr, host, nil, clients, every)
+}
+
+// startLoadWith is startLoadTo with header on every request: a tester's, say, that a canary's
+// header route matches.
+func startLoadWith(tr *traefik, host string, header http.Header, clients int, every time.Duration) *load {
+	l := &load{tr: tr, host: host, header: header, stopCh: make(chan struct{}), steps: []loadStep{{name: "start", weight: -1, from: time.Now()}}}
 	deadline := time.Now().Add(loadLimit)
 	for c := range clients {
 		l.wg.Add(1)
@@ -101,6 +108,9 @@ func startLoadTo(tr *traefik, host string, clients int, every time.Duration) *lo
 func (l *load) send(hc *http.Client) loadResult {
 	req, _ := http.NewRequest("GET", "http://127.0.0.1:"+l.tr.port+"/", nil)
 	req.Host = l.host
+	for k, v := range l.header {
+		req.Header[k] = v
+	}
 	r := loadResult{at: time.Now()}
 	resp, err := hc.Do(req)
 	if err != nil {

@@ -217,29 +217,36 @@ func (h *hookProcess) calls() map[string]float64 {
 // scrape sums a counter of a Prometheus text page by one label.
 func scrape(url, metric, label string) map[string]float64 {
 	out := map[string]float64{}
-	resp, err := http.Get(url)
-	if err != nil {
-		return out
-	}
-	defer resp.Body.Close()
-	s := bufio.NewScanner(resp.Body)
-	s.Buffer(make([]byte, 1<<20), 1<<20)
-	for s.Scan() {
-		line := s.Text()
+	scrapeLines(url, func(line string, v float64) {
 		if !strings.HasPrefix(line, metric+"{") && !strings.HasPrefix(line, metric+" ") {
-			continue
+			return
 		}
 		key := ""
 		if i := strings.Index(line, label+`="`); i >= 0 {
 			rest := line[i+len(label)+2:]
 			key = rest[:strings.IndexByte(rest, '"')]
 		}
-		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		if err == nil {
-			out[key] += v
+		out[key] += v
+	})
+	return out
+}
+
+// scrapeLines calls each with every line of the Prometheus text page at url whose value (its
+// last field) is a number, and that value; it calls nothing when the page cannot be read.
+func scrapeLines(url string, each func(line string, value float64)) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	s := bufio.NewScanner(resp.Body)
+	s.Buffer(make([]byte, 1<<20), 1<<20)
+	for s.Scan() {
+		line := s.Text()
+		if v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64); err == nil {
+			each(line, v)
 		}
 	}
-	return out
 }
 
 // install is what a kustomize directory of the project renders, as the tests run it: the

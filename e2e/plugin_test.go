@@ -144,7 +144,7 @@ func TestPlugin(t *testing.T) {
 		carol.want(t, plugin.ExitRefused, "refused: "+promoted+": nothing to promote", "promote", name, "--full")
 		carol.want(t, plugin.ExitRefused, "refused: "+promoted+": nothing to abort", "abort", name)
 		carol.want(t, plugin.ExitRefused, fmt.Sprintf("refused: %s: revision %s is Promoted, not Aborted: nothing to retry", who, revision), "retry", name)
-		dave.want(t, plugin.ExitRefused, fmt.Sprintf("refused: %s: nothing to undo: its spec already asks for revision %s, the template its stable Deployment runs", who, revision), "undo", name)
+		// undo would act here: it goes back to the revision before (TestRelease proves it).
 	})
 
 	t.Run("bob, with webapp-view alone: get and list, and promote refused by RBAC", func(t *testing.T) {
@@ -196,7 +196,6 @@ func TestPlugin(t *testing.T) {
 		}
 		report.add(t, dave, "Rolled back", "rolledback")
 		stable.untouched(t, ns, name)
-		dave.want(t, plugin.ExitRefused, "refused: "+who+": nothing to undo: its spec already asks for revision", "undo", name)
 		carol.want(t, plugin.ExitRefused, fmt.Sprintf("refused: %s: revision %s, attempt 1 was rolled back: nothing to promote", who, st.Canary.Revision), "promote", name)
 	})
 

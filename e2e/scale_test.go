@@ -5,7 +5,9 @@ package e2e
 import (
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -47,6 +49,23 @@ type scaleMode struct {
 	// (--prometheus-url), which scrapes nothing: every query finds no data and every check is
 	// inconclusive, as for a canary without traffic. That is the cost of the queries themselves.
 	analysis bool
+	// blueGreen, with midCanary, gives each WebApp a blue-green release (rollout.blueGreen,
+	// previewed by a header) instead of the canary: each new image runs at full size at its
+	// preview, which waits for the route as the canary's first step does (compareBlueGreen).
+	blueGreen bool
+	// promDelay, with analysis, puts a proxy of the test's (promProxy) between the hook and
+	// Prometheus that forwards each query only after promDelay: a slow Prometheus.
+	promDelay time.Duration
+	// notifier runs the notifier (cmd/webapp-notifier, scaleNotifier) from before the WebApps
+	// are created to after they are deleted, with every WebApp subscribed to every trigger of a
+	// webhook service whose receiver is the test's; the idle window starts once it has told
+	// every canary's start. Its cost is compared with the mid-canary mode without it
+	// (compareNotifier).
+	notifier bool
+	// subscriptions annotates every WebApp as notifier does, with no notifier running: what the
+	// annotations alone cost Metacontroller (each WebApp about 1 KB larger to decode, cache and
+	// send), so that compareNotifier can tell it from the notifier's own cost. notifier implies it.
+	subscriptions bool
 }
 
 // scaleAnalysisInterval is the analysis's intervalSeconds in the mode with analysis: the default.
@@ -63,6 +82,10 @@ var scaleModes = []scaleMode{
 	{name: "with routes and a canary in the spec", dir: "e2e/testdata/gateway-api", route: true, canary: true},
 	{name: "with routes and a canary mid-way", dir: "e2e/testdata/gateway-api", route: true, midCanary: true},
 	{name: "with routes and a canary mid-way with analysis", dir: "e2e/testdata/gateway-api", route: true, midCanary: true, analysis: true},
+	{name: "with routes and a canary mid-way with analysis and Prometheus answering in 2 s", dir: "e2e/testdata/gateway-api", route: true, midCanary: true, analysis: true, promDelay: 2 * time.Second},
+	{name: "with routes and a canary mid-way with subscriptions and no notifier", dir: "e2e/testdata/gateway-api", route: true, midCanary: true, subscriptions: true},
+	{name: "with routes and a canary mid-way with the notifier", dir: "e2e/testdata/gateway-api", route: true, midCanary: true, notifier: true, subscriptions: true},
+	{name: "with routes and blue-green at its preview", dir: "e2e/testdata/gateway-api", route: true, midCanary: true, blueGreen: true},
 }
 
 // scaleResult is one row of the benchmark's table.
@@ -88,11 +111,24 @@ type scaleResult struct {
 	// For a mid-canary mode: the time from the new images until every WebApp's canary waited at
 	// its first step, and what the idle window that followed cost.
 	midCanary, analysis bool
-	toMidCanary         time.Duration
-	window              scaleWindow
+	// blueGreen: the WebApps were released blue-green, each at its preview.
+	blueGreen bool
+	// subscriptions: every WebApp carried the notifier's subscription annotations.
+	subscriptions bool
+	toMidCanary   time.Duration
+	// cpuToMidCanary is Metacontroller's CPU seconds over toMidCanary and the quiet that ends it.
+	cpuToMidCanary float64
+	window         scaleWindow
 	// promUnasked is Prometheus's CPU seconds a second over 30 s before the hook started,
 	// scraping nothing and asked nothing.
 	promUnasked float64
+	promDelay   time.Duration
+	// plainN WebApps without a canary, created once the idle window is over (every other WebApp
+	// still mid-canary), were all Ready plainReady after.
+	plainN     int
+	plainReady time.Duration
+	// notifier is what the notifier cost, in a mode with it; nil without.
+	notifier *notifierCost
 }
 
 // scaleWindow is what an idle window cost, from snapshots at its start and end.
@@ -107,6 +143,8 @@ type scaleWindow struct {
 	// (webapp_hook_analysis_queries_total), lookups its measurements by how they were got
 	// (webapp_hook_analysis_measurements_total).
 	queries, lookups map[string]float64
+	// syncLatency is the hook's sync calls by duration (its webapp_hook_request_duration_seconds).
+	syncLatency latencies
 }
 
 // scaleSnapshot is what scaleWindow subtracts: counters at one time.
@@ -115,6 +153,7 @@ type scaleSnapshot struct {
 	mcCPU, hookCPU, promCPU float64
 	calls, syncs, writes    float64
 	queries, lookups        map[string]float64
+	syncLatency             latencies
 }
 
 func takeSnapshot(mc *metacontroller, hook *hookProcess, prom *prometheus) scaleSnapshot {
@@ -131,6 +170,7 @@ func takeSnapshot(mc *metacontroller, hook *hookProcess, prom *prometheus) scale
 	metrics := "http://" + hook.metricsAddr + "/metrics"
 	s.queries = scrape(metrics, "webapp_hook_analysis_queries_total", "outcome")
 	s.lookups = scrape(metrics, "webapp_hook_analysis_measurements_total", "result")
+	s.syncLatency = hook.syncLatencies()
 	return s
 }
 
@@ -139,7 +179,7 @@ func (s scaleSnapshot) since(mc *metacontroller, hook *hookProcess, prom *promet
 	e := takeSnapshot(mc, hook, prom)
 	w := scaleWindow{length: e.at.Sub(s.at), mcCPU: e.mcCPU - s.mcCPU, hookCPU: e.hookCPU - s.hookCPU, promCPU: e.promCPU - s.promCPU,
 		calls: e.calls - s.calls, syncs: e.syncs - s.syncs, writes: e.writes - s.writes,
-		queries: map[string]float64{}, lookups: map[string]float64{}}
+		queries: map[string]float64{}, lookups: map[string]float64{}, syncLatency: e.syncLatency.minus(s.syncLatency)}
 	for k, v := range e.queries {
 		w.queries[k] = v - s.queries[k]
 	}
@@ -230,12 +270,20 @@ func TestScale(t *testing.T) {
 		if r.midCanary {
 			t.Log(midCanaryTable(results))
 		}
+		if r.notifier != nil {
+			t.Log(notifierTable(results))
+		}
 	}
 	fmt.Println(scaleTable(results))
 	if s := midCanaryTable(results); s != "" {
 		fmt.Println(s)
 	}
+	if s := notifierTable(results); s != "" {
+		fmt.Println(s)
+	}
 	compareAnalysis(t, results)
+	compareNotifier(t, results)
+	compareBlueGreen(results)
 	var base *scaleResult
 	for i := range results {
 		if results[i].mode == "without customize" && results[i].cpuConverge > 0 && results[i].peakRSS > 0 {
@@ -281,8 +329,8 @@ func midCanaryTable(results []scaleResult) string {
 			continue
 		}
 		if b.Len() == 0 {
-			b.WriteString("\n| N | CompositeController | all at the canary's first step | idle window | Metacontroller CPU over it | Metacontroller writes | hook calls (sync) | hook CPU over it | hook CPU, whole run | hook peak RSS | queries to Prometheus: per s (at most N/interval), outcomes | measurements asked for | Prometheus CPU over it (over as long unasked) |\n")
-			b.WriteString("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: |\n")
+			b.WriteString("\n| N | CompositeController | all at the canary's first step | idle window | Metacontroller CPU over it | Metacontroller writes | hook calls (sync) | hook sync p99 over it | hook CPU over it | hook CPU, whole run | hook peak RSS | queries to Prometheus: per s (at most N/interval), outcomes | measurements asked for | Prometheus CPU over it (over as long unasked) | WebApps without a canary created after it: all Ready |\n")
+			b.WriteString("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: |\n")
 		}
 		w := r.window
 		queries, lookups, prom := "–", "–", "–"
@@ -291,27 +339,35 @@ func midCanaryTable(results []scaleResult) string {
 			lookups = nonZero(w.lookups)
 			prom = fmt.Sprintf("%.2f s (%.2f s unasked)", w.promCPU, r.promUnasked*w.length.Seconds())
 		}
-		fmt.Fprintf(&b, "| %d | %s | %.1f s | %.0f s | %.2f s | %.0f | %.0f (%.0f) | %.2f s | %.1f s | %d MiB | %s | %s | %s |\n",
-			r.n, r.mode, r.toMidCanary.Seconds(), w.length.Seconds(), w.mcCPU, w.writes, w.calls, w.syncs, w.hookCPU, r.hookCPU, r.hookPeakRSS>>20, queries, lookups, prom)
+		fmt.Fprintf(&b, "| %d | %s | %.1f s | %.0f s | %.2f s | %.0f | %.0f (%.0f) | %s | %.2f s | %.1f s | %d MiB | %s | %s | %s | %d in %.1f s |\n",
+			r.n, r.mode, r.toMidCanary.Seconds(), w.length.Seconds(), w.mcCPU, w.writes, w.calls, w.syncs, p99String(w.syncLatency), w.hookCPU, r.hookCPU, r.hookPeakRSS>>20, queries, lookups, prom, r.plainN, r.plainReady.Seconds())
 	}
 	return b.String()
 }
 
-// compareAnalysis prints, for a run of both mid-canary modes, Metacontroller's CPU over the idle
+// compareAnalysis prints, for a run of the mid-canary modes, Metacontroller's CPU over the idle
 // window with analysis against without (the target: at most 1.1×), with the sync calls and the
-// CPU per call that explain it, and checks that the hook sent at most one query per WebApp per
-// interval.
+// CPU per call that explain it; for each mode with a slow Prometheus, the same against the mode
+// with analysis and a healthy one (the target: at most 1.1×), with the hook's sync latency (its
+// p99 under 50 ms) and the time WebApps without a canary took to be Ready (as fast); and checks
+// that the hook sent at most one query per WebApp per interval.
 func compareAnalysis(t *testing.T, results []scaleResult) {
-	var with, without *scaleResult
+	var without, healthy *scaleResult
+	var slow []*scaleResult
 	for i := range results {
 		switch r := &results[i]; {
+		case r.midCanary && r.analysis && r.promDelay > 0:
+			slow = append(slow, r)
 		case r.midCanary && r.analysis:
-			with = r
-		case r.midCanary:
+			healthy = r
+		case r.midCanary && !r.subscriptions && !r.blueGreen:
 			without = r
 		}
 	}
-	if with != nil {
+	for _, with := range append([]*scaleResult{healthy}, slow...) {
+		if with == nil {
+			continue
+		}
 		w := with.window
 		rate, limit := total(w.queries)/w.length.Seconds(), float64(with.n)/scaleAnalysisInterval
 		fmt.Printf("%s: %.0f queries in %.0f s, %.2f a second, against at most N/interval = %.2f: %s\n",
@@ -320,15 +376,42 @@ func compareAnalysis(t *testing.T, results []scaleResult) {
 			t.Errorf("%s: %.2f queries a second, more than one per WebApp per interval (%.2f)", with.mode, rate, limit)
 		}
 	}
-	if with == nil || without == nil || without.window.mcCPU <= 0 || without.window.syncs <= 0 || with.window.syncs <= 0 {
-		return
-	}
-	a, b := with.window, without.window
 	perMin := func(w scaleWindow, n int) float64 { return w.syncs / float64(n) / w.length.Minutes() }
-	cpu := a.mcCPU / b.mcCPU
-	fmt.Printf("%s against %s, over the idle window: Metacontroller CPU %.2f× (target ≤ 1.1×: %s); sync calls %.2f× (%.2f against %.2f per WebApp a minute); Metacontroller CPU per sync call %.2f ms against %.2f ms; writes %.0f against %.0f\n",
-		with.mode, without.mode, cpu, metOrNot(cpu <= 1.1), a.syncs/b.syncs, perMin(a, with.n), perMin(b, without.n),
-		1000*a.mcCPU/a.syncs, 1000*b.mcCPU/b.syncs, a.writes, b.writes)
+	if healthy != nil && without != nil && without.window.mcCPU > 0 && without.window.syncs > 0 && healthy.window.syncs > 0 {
+		a, b := healthy.window, without.window
+		cpu := a.mcCPU / b.mcCPU
+		fmt.Printf("%s against %s, over the idle window: Metacontroller CPU %.2f× (target ≤ 1.1×: %s); sync calls %.2f× (%.2f against %.2f per WebApp a minute); Metacontroller CPU per sync call %.2f ms against %.2f ms; writes %.0f against %.0f\n",
+			healthy.mode, without.mode, cpu, metOrNot(cpu <= 1.1), a.syncs/b.syncs, perMin(a, healthy.n), perMin(b, without.n),
+			1000*a.mcCPU/a.syncs, 1000*b.mcCPU/b.syncs, a.writes, b.writes)
+	}
+	for _, r := range slow {
+		a := r.window
+		p99 := a.syncLatency.quantile(0.99)
+		line := fmt.Sprintf("%s: the hook's sync p99 over the idle window %s (target < 50 ms: %s)", r.mode, p99String(a.syncLatency), metOrNot(p99 < 0.05))
+		if healthy != nil && healthy.window.mcCPU > 0 && healthy.window.syncs > 0 && a.syncs > 0 {
+			b := healthy.window
+			cpu := a.mcCPU / b.mcCPU
+			// As fast: within a tenth, or within 2 s (a resync tick, and the poll).
+			fast := r.plainReady <= healthy.plainReady*11/10 || r.plainReady <= healthy.plainReady+2*time.Second
+			line += fmt.Sprintf("; against %s: Metacontroller CPU %.2f× (target ≤ 1.1×: %s); sync calls %.2f× (%.2f against %.2f per WebApp a minute); Metacontroller CPU per sync call %.2f ms against %.2f ms; writes %.0f against %.0f; hook sync p99 %s; %d WebApps without a canary, created mid-canary, all Ready in %.1f s against %.1f s (target: as fast, within 1.1× or 2 s: %s); all %d Ready at the start in %.1f s against %.1f s",
+				healthy.mode, cpu, metOrNot(cpu <= 1.1), a.syncs/b.syncs, perMin(a, r.n), perMin(b, healthy.n),
+				1000*a.mcCPU/a.syncs, 1000*b.mcCPU/b.syncs, a.writes, b.writes, p99String(b.syncLatency),
+				r.plainN, r.plainReady.Seconds(), healthy.plainReady.Seconds(), metOrNot(fast), r.n, r.ready.Seconds(), healthy.ready.Seconds())
+		}
+		fmt.Println(line)
+	}
+}
+
+// p99String is the 99th percentile of l in milliseconds, or what stands for it.
+func p99String(l latencies) string {
+	switch q := l.quantile(0.99); {
+	case math.IsNaN(q):
+		return "no call"
+	case math.IsInf(q, 1):
+		return "over 1 s"
+	default:
+		return fmt.Sprintf("%.1f ms", 1000*q)
+	}
 }
 
 // scaleTable formats results as the Markdown table of docs/performance.md.
@@ -357,7 +440,7 @@ func scaleTable(results []scaleResult) string {
 
 // runScale measures one mode with a Metacontroller and a hook of its own, in namespace ns.
 func runScale(t *testing.T, m scaleMode, n int, ns string, idle time.Duration, workers int) scaleResult {
-	r := scaleResult{mode: m.name, n: n}
+	r := scaleResult{mode: m.name, n: n, subscriptions: m.subscriptions}
 	if _, err := client.create(obj{"apiVersion": "v1", "kind": "Namespace", "metadata": obj{"name": ns}}); err != nil {
 		t.Fatal(err)
 	}
@@ -367,15 +450,30 @@ func runScale(t *testing.T, m scaleMode, n int, ns string, idle time.Duration, w
 		// A real Prometheus that scrapes nothing: each query is answered, with no data.
 		prom = startPrometheus(t)
 		defer prom.stop()
+		promURL := prom.url()
+		if m.promDelay > 0 { // a slow one: each query forwarded only after the delay
+			proxy := startPromProxy(t, promURL)
+			defer proxy.stop()
+			proxy.slow("", m.promDelay)
+			promURL = proxy.url()
+			r.promDelay = m.promDelay
+		}
 		// The entry point of the Gateway's listener port, 80, so that each check is queried
 		// (without it, none would be: its series could not be told from others').
-		in.hookArgs = append(in.hookArgs, "--prometheus-url="+prom.url(), "--analysis-entrypoints=web=80")
+		in.hookArgs = append(in.hookArgs, "--prometheus-url="+promURL, "--analysis-entrypoints=web=80")
 		// What it costs unasked, to tell the queries' cost from its own.
 		time.Sleep(5 * time.Second)
 		pid := prom.proc.cmd.Process.Pid
 		cpu, from := procCPUSeconds(pid), time.Now()
 		time.Sleep(30 * time.Second)
 		r.promUnasked = (procCPUSeconds(pid) - cpu) / time.Since(from).Seconds()
+	}
+	var notifier *scaleNotifier
+	if m.notifier {
+		// Built and leading before the hook and Metacontroller start, so that its build costs
+		// them nothing, and before any WebApp exists, so that it sees each one's whole life.
+		notifier = startScaleNotifier(t, ns)
+		r.notifier = &notifierCost{}
 	}
 	hook := startHook(t, in)
 	cc := in.compositeController(t, hook.url())
@@ -419,9 +517,8 @@ func runScale(t *testing.T, m scaleMode, n int, ns string, idle time.Duration, w
 			t.Fatal(err)
 		}
 	}
-	start := time.Now()
-	if err := parallel(n, 8, func(i int) error {
-		name := fmt.Sprintf("app-%04d", i)
+	// spec is the spec of WebApp i, named name: withRollout false leaves out its canary.
+	spec := func(i int, name string, withRollout bool) obj {
 		spec := obj{
 			"image": "nginx:1.27", "replicas": 1 + i%3, "port": 8080,
 			"env": []any{obj{"name": "INDEX", "value": strconv.Itoa(i)}},
@@ -436,10 +533,15 @@ func runScale(t *testing.T, m scaleMode, n int, ns string, idle time.Duration, w
 		if m.config {
 			spec["envFrom"] = []any{obj{"configMapRef": obj{"name": name}}, obj{"secretRef": obj{"name": name}}}
 		}
+		if !withRollout {
+			return spec
+		}
 		if m.canary {
 			spec["rollout"] = obj{"canary": obj{"steps": []any{obj{"weight": 10, "pauseSeconds": 60}, obj{"weight": 50, "pauseSeconds": 60}, obj{"weight": 80}}}}
 		}
-		if m.midCanary {
+		if m.midCanary && m.blueGreen {
+			spec["rollout"] = obj{"blueGreen": obj{"preview": obj{"matches": []any{obj{"headers": []any{obj{"name": "X-Preview", "value": "1"}}}}}}}
+		} else if m.midCanary {
 			c := obj{"steps": []any{obj{"weight": 10, "pauseSeconds": 60}, obj{"weight": 50}}}
 			if m.analysis {
 				c["analysis"] = obj{"intervalSeconds": scaleAnalysisInterval, "metrics": []any{
@@ -449,7 +551,16 @@ func runScale(t *testing.T, m scaleMode, n int, ns string, idle time.Duration, w
 			}
 			spec["rollout"] = obj{"canary": c}
 		}
-		_, err := client.create(webApp(ns, name, spec))
+		return spec
+	}
+	start := time.Now()
+	if err := parallel(n, 8, func(i int) error {
+		name := fmt.Sprintf("app-%04d", i)
+		w := webApp(ns, name, spec(i, name, true))
+		if m.subscriptions {
+			w = subscribed(w)
+		}
+		_, err := client.create(w)
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -474,11 +585,20 @@ func runScale(t *testing.T, m scaleMode, n int, ns string, idle time.Duration, w
 	r.cpuConverge = mc.cpuSeconds()
 
 	if m.midCanary {
-		r.midCanary, r.analysis = true, m.analysis
+		r.midCanary, r.analysis, r.blueGreen = true, m.analysis, m.blueGreen
+		from, cpu := time.Now(), mc.cpuSeconds()
 		r.toMidCanary = startCanaries(t, &r, mc, ns, n, m.analysis)
+		r.cpuToMidCanary = mc.cpuSeconds() - cpu
+		if notifier != nil {
+			notifier.waitTold(t, &r, r.notifier, ns, n, from)
+		}
 	}
 	before := childVersions(t, ns)
 	writesBefore := mc.writes()
+	var notifierWin *notifierWindow
+	if notifier != nil {
+		notifierWin = notifier.open(t)
+	}
 	snap := takeSnapshot(mc, hook, prom)
 	if profileDir != "" {
 		profileCPU(t, pprofAddr, filepath.Join(profileDir, strings.NewReplacer(" ", "-", ",", "", "(", "", ")", "").Replace(m.name)+".pprof"), idle)
@@ -486,12 +606,37 @@ func runScale(t *testing.T, m scaleMode, n int, ns string, idle time.Duration, w
 		time.Sleep(idle)
 	}
 	r.window = snap.since(mc, hook, prom)
+	if notifier != nil {
+		notifier.close(t, notifierWin, r.notifier)
+	}
 	after := childVersions(t, ns)
 	r.idleWrites = int(mc.writes() - writesBefore)
 	for k, v := range after {
 		if before[k] != v {
 			r.idleRewrites++
 		}
+	}
+	if m.midCanary {
+		// WebApps without a canary, created with every other WebApp mid-canary (and, with
+		// analysis, its checks asking Prometheus): how soon are they all Ready?
+		r.plainN = max(10, n/10)
+		from := time.Now()
+		if err := parallel(r.plainN, 8, func(i int) error {
+			name := fmt.Sprintf("plain-%04d", i)
+			wa := webApp(ns, name, spec(i, name, false))
+			if m.subscriptions {
+				wa = subscribed(wa)
+			}
+			wa["metadata"].(obj)["labels"] = obj{scalePlainLabel: "true"}
+			_, err := client.create(wa)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the WebApps without a canary Ready", 5*time.Minute, func() (bool, error) {
+			return countReadyLabelled(t, ns, scalePlainLabel) == r.plainN, nil
+		})
+		r.plainReady = time.Since(from)
 	}
 	if m.route && !m.midCanary {
 		// One change of the shared Gateway, as a Gateway controller makes when it updates its
@@ -521,17 +666,21 @@ func runScale(t *testing.T, m scaleMode, n int, ns string, idle time.Duration, w
 	}
 	start = time.Now()
 	p, _ := client.path("example.com/v1", "WebApp", ns, "")
-	// A delete of the whole collection can outlast the client's timeout on a loaded machine; the
-	// same delete again is harmless, and goes on with what is left.
+	// A delete of the whole collection can outlast the client's timeout on a loaded machine (the
+	// apiserver deletes one WebApp at a time, and keeps what it deleted when the client gives up);
+	// the same delete again is harmless and goes on with what is left, so try until a deadline as
+	// long as the wait below, rather than a number of times.
+	deleteBy := time.Now().Add(time.Duration(n)*200*time.Millisecond + 2*time.Minute)
 	for try := 1; ; try++ {
 		_, err := client.do("DELETE", p, "", nil)
 		if err == nil {
 			break
 		}
-		if try == 5 {
+		if time.Now().After(deleteBy) {
 			t.Fatal(err)
 		}
-		t.Logf("delete of every WebApp, try %d: %v", try, err)
+		_, left := countReady(t, ns)
+		t.Logf("delete of every WebApp, try %d: %v (%d WebApps left)", try, err, left)
 	}
 	waitFor(t, "every WebApp and its children gone", time.Duration(n)*200*time.Millisecond+2*time.Minute, func() (bool, error) {
 		_, total := countReady(t, ns)
@@ -547,6 +696,9 @@ func runScale(t *testing.T, m scaleMode, n int, ns string, idle time.Duration, w
 		calls += c
 	}
 	r.callsPerApp = calls / float64(n)
+	if notifier != nil {
+		notifier.stop(r.notifier, ns)
+	}
 	mc.finish()
 	hook.stop(syscall.SIGTERM)
 	// Wait for the pods to go too, so that the next mode does not pay for their deletion.
@@ -679,6 +831,30 @@ func countReady(t *testing.T, ns string) (ready, total int) {
 	return ready, len(items)
 }
 
+// scalePlainLabel labels the WebApps without a canary that a mid-canary mode creates after its
+// idle window, so that they are listed alone.
+const scalePlainLabel = "scale.example.com/plain"
+
+// countReadyLabelled counts the WebApps of ns labelled label that are Ready for their current
+// generation.
+func countReadyLabelled(t *testing.T, ns, label string) int {
+	t.Helper()
+	p, _ := client.path("example.com/v1", "WebApp", ns, "")
+	b, err := client.do("GET", p+"?labelSelector="+url.QueryEscape(label), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, _ := decode(b)
+	items, _ := list["items"].([]any)
+	ready := 0
+	for _, it := range items {
+		if field(it, "status", "phase") == "Ready" && field(it, "status", "observedGeneration") == field(it, "metadata", "generation") {
+			ready++
+		}
+	}
+	return ready
+}
+
 // childVersions maps each Deployment, Service and HTTPRoute of ns to its resourceVersion.
 func childVersions(t *testing.T, ns string) map[string]string {
 	t.Helper()
@@ -770,4 +946,28 @@ func parallel(n, k int, f func(i int) error) error {
 	close(next)
 	wg.Wait()
 	return first
+}
+
+// compareBlueGreen prints, for a run of the mode with blue-green at its preview and the plain
+// mid-canary mode, Metacontroller's CPU over the idle window and its peak RSS, and the hook's peak
+// RSS, of the one against the other: a preview runs the full count of pods where the canary's
+// first step runs 10 %, and its route has one rule more.
+func compareBlueGreen(results []scaleResult) {
+	var bg, canary *scaleResult
+	for i := range results {
+		switch r := &results[i]; {
+		case !r.midCanary || r.analysis || r.subscriptions:
+		case r.blueGreen:
+			bg = r
+		default:
+			canary = r
+		}
+	}
+	if bg == nil || canary == nil || canary.window.mcCPU <= 0 || canary.peakRSS <= 0 || canary.hookPeakRSS <= 0 {
+		return
+	}
+	fmt.Printf("%s against %s: Metacontroller CPU over the idle window %.2f× (%.2f s against %.2f s), to reach it %.2f×, peak RSS %.2f× (%d against %d MiB); the hook's peak RSS %.2f× (%d against %d MiB)\n",
+		bg.mode, canary.mode, bg.window.mcCPU/canary.window.mcCPU, bg.window.mcCPU, canary.window.mcCPU, bg.cpuToMidCanary/canary.cpuToMidCanary,
+		float64(bg.peakRSS)/float64(canary.peakRSS), bg.peakRSS>>20, canary.peakRSS>>20,
+		float64(bg.hookPeakRSS)/float64(canary.hookPeakRSS), bg.hookPeakRSS>>20, canary.hookPeakRSS>>20)
 }
