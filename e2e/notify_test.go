@@ -616,6 +616,24 @@ func annotatedWebApp(ns, name string, annotations map[string]any, spec obj) obj 
 
 // pausedCanary waits until the WebApp's canary of a revision other than not is paused at step step,
 // and returns its revision.
+// waitingCanary creates WebApp ns/name with annotations ann and spec, waits until it is Ready,
+// sets the canary's image, and waits until the canary is paused at step 1 and r holds its start
+// and its wait, in that order. It returns the canary's revision and those two notices, for the
+// caller to add what comes next.
+func waitingCanary(t *testing.T, tl *timeline, r *receiver, ns, name string, ann map[string]any, spec obj) (string, []string) {
+	t.Helper()
+	if _, err := client.create(annotatedWebApp(ns, name, ann, spec)); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, ns, name, "Ready", 90*time.Second, phaseIs(webappv1.PhaseReady))
+	patchSpec(t, ns, name, obj{"image": canaryImage})
+	rev := pausedCanary(t, ns, name, "", 0)
+	want := []string{"CanaryStarted " + rev, "CanaryWaiting " + rev + " step 1"}
+	r.wait(t, ns, 30*time.Second, want...)
+	tl.mark(t, "canary %s waiting, told", rev)
+	return rev, want
+}
+
 func pausedCanary(t *testing.T, ns, name, not string, step int32) string {
 	t.Helper()
 	st := waitStatus(t, ns, name, fmt.Sprintf("a new canary paused at step %d", step+1), 90*time.Second, func(st webappv1.WebAppStatus) bool {
@@ -746,15 +764,7 @@ func (e *notifyEnv) receiverDown(t *testing.T) {
 	r := e.webhooks["down"]
 	tl := newTimeline(t)
 	ann := subscribe("down", "", "on-canary-started", "on-canary-waiting", "on-canary-aborted")
-	if _, err := client.create(annotatedWebApp(ns, name, ann, notifySpec(2, obj{"weight": 50}))); err != nil {
-		t.Fatal(err)
-	}
-	waitStatus(t, ns, name, "Ready", 90*time.Second, phaseIs(webappv1.PhaseReady))
-	patchSpec(t, ns, name, obj{"image": canaryImage})
-	rev := pausedCanary(t, ns, name, "", 0)
-	want := []string{"CanaryStarted " + rev, "CanaryWaiting " + rev + " step 1"}
-	r.wait(t, ns, 30*time.Second, want...)
-	tl.mark(t, "canary %s waiting, told", rev)
+	rev, want := waitingCanary(t, tl, r, ns, name, ann, notifySpec(2, obj{"weight": 50}))
 
 	failed0 := e.notifier.metric("webapp_notifier_notifications_failed_total", "service")["down"]
 	retried0 := e.notifier.metric("webapp_notifier_notifications_retried_total", "")[""]
@@ -887,15 +897,7 @@ func (e *notifyEnv) killed(t *testing.T) {
 	const name = "shop"
 	r := e.webhooks["restart"]
 	tl := newTimeline(t)
-	if _, err := client.create(annotatedWebApp(ns, name, subscribe("restart", "", everyTrigger...), notifySpec(2, obj{"weight": 25}, obj{"weight": 50, "pauseSeconds": 10}))); err != nil {
-		t.Fatal(err)
-	}
-	waitStatus(t, ns, name, "Ready", 90*time.Second, phaseIs(webappv1.PhaseReady))
-	patchSpec(t, ns, name, obj{"image": canaryImage})
-	rev := pausedCanary(t, ns, name, "", 0)
-	want := []string{"CanaryStarted " + rev, "CanaryWaiting " + rev + " step 1"}
-	r.wait(t, ns, 30*time.Second, want...)
-	tl.mark(t, "canary %s waiting, told", rev)
+	rev, want := waitingCanary(t, tl, r, ns, name, subscribe("restart", "", everyTrigger...), notifySpec(2, obj{"weight": 25}, obj{"weight": 50, "pauseSeconds": 10}))
 
 	e.logMetrics(t, "before the kill")
 	e.notifier.stop(syscall.SIGKILL)
